@@ -1,0 +1,311 @@
+//! `chain-keytool`: offline keystore work. The clap definition (also the source of
+//! `man/chain-keytool.1`) and the behaviour of every command live here; the binary only
+//! calls [`main`].
+
+use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use serde::Serialize;
+use zeroize::Zeroizing;
+
+use crate::crypto::{self, Address};
+use crate::datadir;
+use crate::keystore::{self, keydata, Keystore, ScryptParams};
+use crate::passphrase::{self, PassphraseError};
+
+/// Offline keystore tool: create, import and replace keys, list accounts, sign and recover
+/// messages. Works on the keystore directory that chaind uses, with or without a running node.
+#[derive(Debug, Parser)]
+#[command(name = "chain-keytool", version, max_term_width = 100)]
+#[command(after_help = "Exit codes: 0 success; 1 the operation failed (wrong passphrase, unknown \
+account, duplicate import, unreadable key file); 2 bad usage or bad input (malformed key data, \
+address, message or signature; missing password file).")]
+pub struct Cli {
+    /// Data directory; the keystore is DIR/keystore [default: the per-user data dir of chaind]
+    #[arg(long, value_name = "DIR", global = true)]
+    pub datadir: Option<PathBuf>,
+    /// Keystore directory, overriding the one under the data directory
+    #[arg(long, value_name = "DIR", global = true)]
+    pub keystore: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct KdfChoice {
+    /// Encrypt with the light scrypt parameters (N=4096, p=6: fast, less protection) instead
+    /// of the standard ones (N=262144, p=1)
+    #[arg(long)]
+    pub light: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a new random key and print its address
+    New {
+        /// Read the passphrase from the first line of FILE (default: prompt on the terminal)
+        #[arg(long, value_name = "FILE")]
+        password_file: Option<PathBuf>,
+        #[command(flatten)]
+        kdf: KdfChoice,
+    },
+    /// Import a raw private key and print its address; refuses an address already present
+    #[command(name = "import-raw")]
+    ImportRaw {
+        /// Read the passphrase from the first line of FILE (default: prompt on the terminal)
+        #[arg(long, value_name = "FILE")]
+        password_file: Option<PathBuf>,
+        #[command(flatten)]
+        kdf: KdfChoice,
+        /// 64 hex digits (no 0x), or the wallet-key form <64 hex>0x00<0x-address>;
+        /// `-` reads it from standard input, which keeps it out of the process list
+        #[arg(value_name = "KEYDATA")]
+        keydata: String,
+    },
+    /// Replace the key of an existing account, in place (personal_replaceRawKey)
+    #[command(name = "replace-raw")]
+    ReplaceRaw {
+        /// File whose first line is the account's current passphrase
+        #[arg(long, value_name = "FILE")]
+        old_password_file: Option<PathBuf>,
+        /// File whose first line is the passphrase for the new key
+        #[arg(long, value_name = "FILE")]
+        new_password_file: Option<PathBuf>,
+        #[command(flatten)]
+        kdf: KdfChoice,
+        /// The new key, in either form of import-raw (`-` reads standard input); its address
+        /// (the key's own, or the wallet key's) names the account to replace
+        #[arg(value_name = "KEYDATA")]
+        keydata: String,
+    },
+    /// List the accounts of the keystore, one address per line, sorted by key-file URL
+    List {
+        /// Print the wallet objects of personal_listWallets as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sign a message as personal_sign does; prints 0x + 130 hex digits (r, s, v = 27/28)
+    Sign {
+        /// The account to sign with (0x + 40 hex digits)
+        #[arg(long, value_name = "ADDR")]
+        address: String,
+        /// Read the passphrase from the first line of FILE (default: prompt on the terminal)
+        #[arg(long, value_name = "FILE")]
+        password_file: Option<PathBuf>,
+        /// Take MESSAGE as plain UTF-8 text instead of 0x-hex bytes
+        #[arg(long)]
+        text: bool,
+        /// The message: 0x-prefixed hex bytes (`0x` is the empty message), or text with --text
+        #[arg(value_name = "MESSAGE", allow_hyphen_values = true)]
+        message: String,
+    },
+    /// Print the address that produced a personal_sign signature (personal_ecRecover)
+    Recover {
+        /// Take MESSAGE as plain UTF-8 text instead of 0x-hex bytes
+        #[arg(long)]
+        text: bool,
+        /// The signed message: 0x-prefixed hex bytes, or text with --text
+        #[arg(value_name = "MESSAGE", allow_hyphen_values = true)]
+        message: String,
+        /// The signature: 0x + 130 hex digits
+        #[arg(value_name = "SIGNATURE")]
+        signature: String,
+    },
+}
+
+/// A failed command: the message for stderr and the exit code (1 failed, 2 bad input).
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    fn bad_input(message: impl Into<String>) -> Failure {
+        Failure { code: 2, message: message.into() }
+    }
+    fn failed(message: impl Into<String>) -> Failure {
+        Failure { code: 1, message: message.into() }
+    }
+}
+
+impl From<keystore::Error> for Failure {
+    fn from(e: keystore::Error) -> Failure {
+        Failure { code: if e.is_bad_input() { 2 } else { 1 }, message: e.to_string() }
+    }
+}
+
+impl From<PassphraseError> for Failure {
+    fn from(e: PassphraseError) -> Failure {
+        Failure::bad_input(e.to_string())
+    }
+}
+
+impl From<crypto::CryptoError> for Failure {
+    fn from(e: crypto::CryptoError) -> Failure {
+        Failure::bad_input(e.to_string())
+    }
+}
+
+/// The clap command, for `--help` and the man page.
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+/// Runs `chain-keytool` with the process's arguments and returns its exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = run(cli, &mut out).and_then(|()| {
+        out.flush().map_err(|e| Failure::failed(format!("cannot write output: {e}")))
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            drop(out);
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn scrypt_of(kdf: &KdfChoice) -> ScryptParams {
+    if kdf.light { ScryptParams::LIGHT } else { ScryptParams::STANDARD }
+}
+
+/// Key data from the argument, or from standard input for `-` (one trailing line ending
+/// removed). Kept in a zeroizing buffer.
+fn read_keydata(arg: String) -> Result<Zeroizing<String>, Failure> {
+    let arg = Zeroizing::new(arg);
+    if arg.as_str() != "-" {
+        return Ok(arg);
+    }
+    if io::stdin().is_terminal() {
+        return passphrase::prompt("Key data: ").map_err(Failure::from);
+    }
+    let mut s = Zeroizing::new(String::new());
+    io::stdin()
+        .read_to_string(&mut s)
+        .map_err(|e| Failure::bad_input(format!("cannot read key data from standard input: {e}")))?;
+    let trimmed = s.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t)).unwrap_or(&s);
+    Ok(Zeroizing::new(trimmed.to_string()))
+}
+
+/// A message as personal_sign takes it: 0x-prefixed hex bytes, or UTF-8 text with `--text`.
+pub fn parse_message(s: &str, text: bool) -> Result<Vec<u8>, String> {
+    if text {
+        return Ok(s.as_bytes().to_vec());
+    }
+    parse_hex_bytes(s).map_err(|e| format!("invalid message: {e}"))
+}
+
+/// 0x-prefixed hex bytes; `""` and `"0x"` are empty. Messages follow the reference's decoder.
+pub fn parse_hex_bytes(s: &str) -> Result<Vec<u8>, &'static str> {
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    let body = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).ok_or("hex string without 0x prefix")?;
+    if body.len() % 2 != 0 {
+        return Err("hex string of odd length");
+    }
+    hex::decode(body).map_err(|_| "invalid hex string")
+}
+
+#[derive(Serialize)]
+struct WalletJson<'a> {
+    url: &'a str,
+    status: &'static str,
+    accounts: [AccountJson<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct AccountJson<'a> {
+    address: String,
+    url: &'a str,
+}
+
+/// Runs one parsed command, writing its result to `out`.
+pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
+    let dir = datadir::keystore_dir(cli.datadir.as_deref(), cli.keystore.as_deref());
+    let open = |kdf: Option<&KdfChoice>| -> Result<Keystore, Failure> {
+        let ks = Keystore::open(&dir)?;
+        Ok(match kdf {
+            Some(k) => ks.with_scrypt(scrypt_of(k)),
+            None => ks,
+        })
+    };
+    let werr = |e: io::Error| Failure::failed(format!("cannot write output: {e}"));
+    match cli.command {
+        Command::New { password_file, kdf } => {
+            let ks = open(Some(&kdf))?;
+            let pass = passphrase::obtain(password_file.as_deref(), "--password-file", "Passphrase: ", true)?;
+            let acct = ks.new_account(&pass)?;
+            writeln!(out, "{}", acct.address).map_err(werr)?;
+        }
+        Command::ImportRaw { password_file, kdf, keydata } => {
+            let ks = open(Some(&kdf))?;
+            let raw = read_keydata(keydata)?;
+            let kd = keydata::parse(&raw)?;
+            if ks.contains(kd.address) {
+                return Err(keystore::Error::AccountExists.into());
+            }
+            let pass = passphrase::obtain(password_file.as_deref(), "--password-file", "Passphrase: ", true)?;
+            let acct = ks.import(&kd, &pass)?;
+            writeln!(out, "{}", acct.address).map_err(werr)?;
+        }
+        Command::ReplaceRaw { old_password_file, new_password_file, kdf, keydata } => {
+            let ks = open(Some(&kdf))?;
+            let raw = read_keydata(keydata)?;
+            let kd = keydata::parse(&raw)?;
+            ks.find(kd.address)?;
+            let old = passphrase::obtain(old_password_file.as_deref(), "--old-password-file", "Current passphrase: ", false)?;
+            let new = passphrase::obtain(new_password_file.as_deref(), "--new-password-file", "New passphrase: ", true)?;
+            let acct = ks.replace(&kd, &old, &new)?;
+            writeln!(out, "{}", acct.address).map_err(werr)?;
+        }
+        Command::List { json } => {
+            let ks = open(None)?;
+            let accounts = ks.accounts();
+            if json {
+                let urls: Vec<String> = accounts.iter().map(|a| a.url()).collect();
+                let wallets: Vec<WalletJson> = accounts
+                    .iter()
+                    .zip(&urls)
+                    .map(|(a, url)| WalletJson {
+                        url,
+                        status: "Locked",
+                        accounts: [AccountJson { address: a.address.to_string(), url }],
+                    })
+                    .collect();
+                serde_json::to_writer(&mut *out, &wallets).map_err(|e| Failure::failed(e.to_string()))?;
+                writeln!(out).map_err(werr)?;
+            } else {
+                for a in &accounts {
+                    writeln!(out, "{}", a.address).map_err(werr)?;
+                }
+            }
+        }
+        Command::Sign { address, password_file, text, message } => {
+            let address: Address = address.parse().map_err(|e| Failure::bad_input(format!("invalid address: {e}")))?;
+            let message = parse_message(&message, text).map_err(Failure::bad_input)?;
+            let ks = open(None)?;
+            if !ks.contains(address) {
+                return Err(keystore::Error::UnknownAccount.into());
+            }
+            let pass = passphrase::obtain(password_file.as_deref(), "--password-file", "Passphrase: ", false)?;
+            let key = ks.load_key(address, &pass)?;
+            let sig = crypto::sign_message(&key, &message);
+            writeln!(out, "0x{}", hex::encode(sig)).map_err(werr)?;
+        }
+        Command::Recover { text, message, signature } => {
+            let message = parse_message(&message, text).map_err(Failure::bad_input)?;
+            let sig = parse_hex_bytes(&signature).map_err(|e| Failure::bad_input(format!("invalid signature: {e}")))?;
+            let address = crypto::recover_message_signer(&message, &sig)?;
+            writeln!(out, "{address}").map_err(werr)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,16 @@
+//! Administration and account management for a chain node.
+//!
+//! Map of the crate:
+//! - [`crypto`]: Keccak-256, secp256k1 signing and recovery, addresses, the signed-message hash.
+//! - [`keystore`]: key files (v3 written; v1, v3, v4 read), key data, the directory index,
+//!   atomic writes under a cross-process lock.
+//! - [`passphrase`]: reading passphrases from a file or a no-echo prompt, never from argv.
+//! - [`keytool`]: the `chain-keytool` command (its clap definition and behaviour); the binary
+//!   in `src/bin/` only calls it.
+
+pub mod crypto;
+pub mod datadir;
+pub mod keystore;
+pub mod keytool;
+pub mod manpage;
+pub mod passphrase;
