@@ -284,10 +284,22 @@ mod tests {
 
     #[test]
     fn secret_key_range_checks_use_reference_messages() {
-        assert_eq!(SecretKey::from_slice(&[1u8; 31]).unwrap_err(), CryptoError::KeyLength);
-        assert_eq!(SecretKey::from_slice(&[0u8; 32]).unwrap_err(), CryptoError::KeyZero);
-        assert_eq!(SecretKey::from_slice(&GROUP_ORDER).unwrap_err(), CryptoError::KeyTooLarge);
-        assert_eq!(SecretKey::from_slice(&[0xff; 32]).unwrap_err(), CryptoError::KeyTooLarge);
+        assert_eq!(
+            SecretKey::from_slice(&[1u8; 31]).unwrap_err(),
+            CryptoError::KeyLength
+        );
+        assert_eq!(
+            SecretKey::from_slice(&[0u8; 32]).unwrap_err(),
+            CryptoError::KeyZero
+        );
+        assert_eq!(
+            SecretKey::from_slice(&GROUP_ORDER).unwrap_err(),
+            CryptoError::KeyTooLarge
+        );
+        assert_eq!(
+            SecretKey::from_slice(&[0xff; 32]).unwrap_err(),
+            CryptoError::KeyTooLarge
+        );
         let mut below = GROUP_ORDER;
         below[31] -= 1;
         assert!(SecretKey::from_slice(&below).is_ok());
@@ -311,13 +323,22 @@ mod tests {
 
     #[test]
     fn recovery_rejects_bad_shapes_with_reference_messages() {
-        assert_eq!(recover_message_signer(b"", &[0u8; 64]).unwrap_err(), CryptoError::SignatureLength);
+        assert_eq!(
+            recover_message_signer(b"", &[0u8; 64]).unwrap_err(),
+            CryptoError::SignatureLength
+        );
         let mut sig = [1u8; 65];
         sig[64] = 1;
-        assert_eq!(recover_message_signer(b"", &sig).unwrap_err(), CryptoError::SignatureV);
+        assert_eq!(
+            recover_message_signer(b"", &sig).unwrap_err(),
+            CryptoError::SignatureV
+        );
         sig = [0u8; 65];
         sig[64] = 27;
-        assert_eq!(recover_message_signer(b"", &sig).unwrap_err(), CryptoError::RecoveryFailed);
+        assert_eq!(
+            recover_message_signer(b"", &sig).unwrap_err(),
+            CryptoError::RecoveryFailed
+        );
     }
 
     #[test]
@@ -329,10 +350,27 @@ mod tests {
 
     #[test]
     fn strict_address_parsing() {
-        assert!("0x819104a190255e0cedbdd9d5f59a557633d79db1".parse::<Address>().is_ok());
-        assert!("0X819104A190255E0CEDBDD9D5F59A557633D79DB1".parse::<Address>().is_ok());
-        assert_eq!("819104a190255e0cedbdd9d5f59a557633d79db1".parse::<Address>().unwrap_err(), AddressError::MissingPrefix);
-        assert_eq!("0x819104".parse::<Address>().unwrap_err(), AddressError::Length(6));
-        assert_eq!("0x819104a190255e0cedbdd9d5f59a557633d79dbz".parse::<Address>().unwrap_err(), AddressError::InvalidHex);
+        assert!("0x819104a190255e0cedbdd9d5f59a557633d79db1"
+            .parse::<Address>()
+            .is_ok());
+        assert!("0X819104A190255E0CEDBDD9D5F59A557633D79DB1"
+            .parse::<Address>()
+            .is_ok());
+        assert_eq!(
+            "819104a190255e0cedbdd9d5f59a557633d79db1"
+                .parse::<Address>()
+                .unwrap_err(),
+            AddressError::MissingPrefix
+        );
+        assert_eq!(
+            "0x819104".parse::<Address>().unwrap_err(),
+            AddressError::Length(6)
+        );
+        assert_eq!(
+            "0x819104a190255e0cedbdd9d5f59a557633d79dbz"
+                .parse::<Address>()
+                .unwrap_err(),
+            AddressError::InvalidHex
+        );
     }
 }

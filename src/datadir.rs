@@ -15,6 +15,9 @@ pub fn default_datadir() -> PathBuf {
 pub fn keystore_dir(datadir: Option<&Path>, keystore: Option<&Path>) -> PathBuf {
     match keystore {
         Some(k) => k.to_path_buf(),
-        None => datadir.map(Path::to_path_buf).unwrap_or_else(default_datadir).join("keystore"),
+        None => datadir
+            .map(Path::to_path_buf)
+            .unwrap_or_else(default_datadir)
+            .join("keystore"),
     }
 }

@@ -19,9 +19,11 @@ use crate::passphrase::{self, PassphraseError};
 /// messages. Works on the keystore directory that chaind uses, with or without a running node.
 #[derive(Debug, Parser)]
 #[command(name = "chain-keytool", version, max_term_width = 100)]
-#[command(after_help = "Exit codes: 0 success; 1 the operation failed (wrong passphrase, unknown \
+#[command(
+    after_help = "Exit codes: 0 success; 1 the operation failed (wrong passphrase, unknown \
 account, duplicate import, unreadable key file); 2 bad usage or bad input (malformed key data, \
-address, message or signature; missing password file).")]
+address, message or signature; missing password file)."
+)]
 pub struct Cli {
     /// Data directory; the keystore is DIR/keystore [default: the per-user data dir of chaind]
     #[arg(long, value_name = "DIR", global = true)]
@@ -124,16 +126,25 @@ pub struct Failure {
 
 impl Failure {
     fn bad_input(message: impl Into<String>) -> Failure {
-        Failure { code: 2, message: message.into() }
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
     }
     fn failed(message: impl Into<String>) -> Failure {
-        Failure { code: 1, message: message.into() }
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
     }
 }
 
 impl From<keystore::Error> for Failure {
     fn from(e: keystore::Error) -> Failure {
-        Failure { code: if e.is_bad_input() { 2 } else { 1 }, message: e.to_string() }
+        Failure {
+            code: if e.is_bad_input() { 2 } else { 1 },
+            message: e.to_string(),
+        }
     }
 }
 
@@ -160,7 +171,8 @@ pub fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = run(cli, &mut out).and_then(|()| {
-        out.flush().map_err(|e| Failure::failed(format!("cannot write output: {e}")))
+        out.flush()
+            .map_err(|e| Failure::failed(format!("cannot write output: {e}")))
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -173,7 +185,11 @@ pub fn main() -> ExitCode {
 }
 
 fn scrypt_of(kdf: &KdfChoice) -> ScryptParams {
-    if kdf.light { ScryptParams::LIGHT } else { ScryptParams::STANDARD }
+    if kdf.light {
+        ScryptParams::LIGHT
+    } else {
+        ScryptParams::STANDARD
+    }
 }
 
 /// Key data from the argument, or from standard input for `-` (one trailing line ending
@@ -187,10 +203,13 @@ fn read_keydata(arg: String) -> Result<Zeroizing<String>, Failure> {
         return passphrase::prompt("Key data: ").map_err(Failure::from);
     }
     let mut s = Zeroizing::new(String::new());
-    io::stdin()
-        .read_to_string(&mut s)
-        .map_err(|e| Failure::bad_input(format!("cannot read key data from standard input: {e}")))?;
-    let trimmed = s.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t)).unwrap_or(&s);
+    io::stdin().read_to_string(&mut s).map_err(|e| {
+        Failure::bad_input(format!("cannot read key data from standard input: {e}"))
+    })?;
+    let trimmed = s
+        .strip_suffix('\n')
+        .map(|t| t.strip_suffix('\r').unwrap_or(t))
+        .unwrap_or(&s);
     Ok(Zeroizing::new(trimmed.to_string()))
 }
 
@@ -207,7 +226,10 @@ pub fn parse_hex_bytes(s: &str) -> Result<Vec<u8>, &'static str> {
     if s.is_empty() {
         return Ok(Vec::new());
     }
-    let body = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).ok_or("hex string without 0x prefix")?;
+    let body = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .ok_or("hex string without 0x prefix")?;
     if body.len() % 2 != 0 {
         return Err("hex string of odd length");
     }
@@ -241,28 +263,57 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
     match cli.command {
         Command::New { password_file, kdf } => {
             let ks = open(Some(&kdf))?;
-            let pass = passphrase::obtain(password_file.as_deref(), "--password-file", "Passphrase: ", true)?;
+            let pass = passphrase::obtain(
+                password_file.as_deref(),
+                "--password-file",
+                "Passphrase: ",
+                true,
+            )?;
             let acct = ks.new_account(&pass)?;
             writeln!(out, "{}", acct.address).map_err(werr)?;
         }
-        Command::ImportRaw { password_file, kdf, keydata } => {
+        Command::ImportRaw {
+            password_file,
+            kdf,
+            keydata,
+        } => {
             let ks = open(Some(&kdf))?;
             let raw = read_keydata(keydata)?;
             let kd = keydata::parse(&raw)?;
             if ks.contains(kd.address) {
                 return Err(keystore::Error::AccountExists.into());
             }
-            let pass = passphrase::obtain(password_file.as_deref(), "--password-file", "Passphrase: ", true)?;
+            let pass = passphrase::obtain(
+                password_file.as_deref(),
+                "--password-file",
+                "Passphrase: ",
+                true,
+            )?;
             let acct = ks.import(&kd, &pass)?;
             writeln!(out, "{}", acct.address).map_err(werr)?;
         }
-        Command::ReplaceRaw { old_password_file, new_password_file, kdf, keydata } => {
+        Command::ReplaceRaw {
+            old_password_file,
+            new_password_file,
+            kdf,
+            keydata,
+        } => {
             let ks = open(Some(&kdf))?;
             let raw = read_keydata(keydata)?;
             let kd = keydata::parse(&raw)?;
             ks.find(kd.address)?;
-            let old = passphrase::obtain(old_password_file.as_deref(), "--old-password-file", "Current passphrase: ", false)?;
-            let new = passphrase::obtain(new_password_file.as_deref(), "--new-password-file", "New passphrase: ", true)?;
+            let old = passphrase::obtain(
+                old_password_file.as_deref(),
+                "--old-password-file",
+                "Current passphrase: ",
+                false,
+            )?;
+            let new = passphrase::obtain(
+                new_password_file.as_deref(),
+                "--new-password-file",
+                "New passphrase: ",
+                true,
+            )?;
             let acct = ks.replace(&kd, &old, &new)?;
             writeln!(out, "{}", acct.address).map_err(werr)?;
         }
@@ -277,10 +328,14 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                     .map(|(a, url)| WalletJson {
                         url,
                         status: "Locked",
-                        accounts: [AccountJson { address: a.address.to_string(), url }],
+                        accounts: [AccountJson {
+                            address: a.address.to_string(),
+                            url,
+                        }],
                     })
                     .collect();
-                serde_json::to_writer(&mut *out, &wallets).map_err(|e| Failure::failed(e.to_string()))?;
+                serde_json::to_writer(&mut *out, &wallets)
+                    .map_err(|e| Failure::failed(e.to_string()))?;
                 writeln!(out).map_err(werr)?;
             } else {
                 for a in &accounts {
@@ -288,21 +343,38 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 }
             }
         }
-        Command::Sign { address, password_file, text, message } => {
-            let address: Address = address.parse().map_err(|e| Failure::bad_input(format!("invalid address: {e}")))?;
+        Command::Sign {
+            address,
+            password_file,
+            text,
+            message,
+        } => {
+            let address: Address = address
+                .parse()
+                .map_err(|e| Failure::bad_input(format!("invalid address: {e}")))?;
             let message = parse_message(&message, text).map_err(Failure::bad_input)?;
             let ks = open(None)?;
             if !ks.contains(address) {
                 return Err(keystore::Error::UnknownAccount.into());
             }
-            let pass = passphrase::obtain(password_file.as_deref(), "--password-file", "Passphrase: ", false)?;
+            let pass = passphrase::obtain(
+                password_file.as_deref(),
+                "--password-file",
+                "Passphrase: ",
+                false,
+            )?;
             let key = ks.load_key(address, &pass)?;
             let sig = crypto::sign_message(&key, &message);
             writeln!(out, "0x{}", hex::encode(sig)).map_err(werr)?;
         }
-        Command::Recover { text, message, signature } => {
+        Command::Recover {
+            text,
+            message,
+            signature,
+        } => {
             let message = parse_message(&message, text).map_err(Failure::bad_input)?;
-            let sig = parse_hex_bytes(&signature).map_err(|e| Failure::bad_input(format!("invalid signature: {e}")))?;
+            let sig = parse_hex_bytes(&signature)
+                .map_err(|e| Failure::bad_input(format!("invalid signature: {e}")))?;
             let address = crypto::recover_message_signer(&message, &sig)?;
             writeln!(out, "{address}").map_err(werr)?;
         }

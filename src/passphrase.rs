@@ -10,7 +10,10 @@ use zeroize::Zeroizing;
 #[derive(Debug, thiserror::Error)]
 pub enum PassphraseError {
     #[error("cannot read password file {path}: {source}")]
-    File { path: PathBuf, source: std::io::Error },
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("password file {0} is not valid UTF-8")]
     NotUtf8(PathBuf),
     #[error("a passphrase is needed: give {flag} FILE, or run on a terminal to be prompted")]
@@ -23,9 +26,10 @@ pub enum PassphraseError {
 
 /// The first line of `path`, without its line ending (`\n` or `\r\n`).
 pub fn from_file(path: &Path) -> Result<Zeroizing<String>, PassphraseError> {
-    let bytes = Zeroizing::new(
-        std::fs::read(path).map_err(|source| PassphraseError::File { path: path.to_path_buf(), source })?,
-    );
+    let bytes = Zeroizing::new(std::fs::read(path).map_err(|source| PassphraseError::File {
+        path: path.to_path_buf(),
+        source,
+    })?);
     let line = bytes.split(|&b| b == b'\n').next().unwrap_or(&[]);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let s = std::str::from_utf8(line).map_err(|_| PassphraseError::NotUtf8(path.to_path_buf()))?;
@@ -34,7 +38,9 @@ pub fn from_file(path: &Path) -> Result<Zeroizing<String>, PassphraseError> {
 
 /// Prompts on the terminal without echo.
 pub fn prompt(text: &str) -> Result<Zeroizing<String>, PassphraseError> {
-    rpassword::prompt_password(text).map(Zeroizing::new).map_err(PassphraseError::Prompt)
+    rpassword::prompt_password(text)
+        .map(Zeroizing::new)
+        .map_err(PassphraseError::Prompt)
 }
 
 /// The passphrase from `file` if given, else from a prompt when stdin is a terminal (asked
@@ -69,11 +75,21 @@ mod tests {
     fn first_line_without_its_ending() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("pw");
-        for (content, want) in [("abc\n", "abc"), ("abc\r\nsecond\n", "abc"), ("abc", "abc"), ("", ""), ("\n", ""), (" a b \n", " a b ")] {
+        for (content, want) in [
+            ("abc\n", "abc"),
+            ("abc\r\nsecond\n", "abc"),
+            ("abc", "abc"),
+            ("", ""),
+            ("\n", ""),
+            (" a b \n", " a b "),
+        ] {
             std::fs::write(&p, content).unwrap();
             assert_eq!(from_file(&p).unwrap().as_str(), want, "{content:?}");
         }
         let missing = dir.path().join("none");
-        assert!(from_file(&missing).unwrap_err().to_string().starts_with("cannot read password file "));
+        assert!(from_file(&missing)
+            .unwrap_err()
+            .to_string()
+            .starts_with("cannot read password file "));
     }
 }

@@ -22,7 +22,10 @@ const TMP_MARKER: &str = ".tmp-";
 pub fn ensure_dir(dir: &Path) -> Result<(), Error> {
     match fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(Error::io(dir, io::Error::new(io::ErrorKind::AlreadyExists, "not a directory"))),
+        Ok(_) => Err(Error::io(
+            dir,
+            io::Error::new(io::ErrorKind::AlreadyExists, "not a directory"),
+        )),
         Err(_) => fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -77,7 +80,9 @@ fn random_suffix() -> u64 {
 
 /// fsync of a directory, so that a rename in it survives a crash.
 pub fn sync_dir(dir: &Path) -> Result<(), Error> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
 }
 
 /// Writes `bytes` to `final_path` atomically with mode 0600. `check` is called with the bytes
@@ -89,9 +94,14 @@ pub fn write_atomic(
     bytes: &[u8],
     check: impl FnOnce(&[u8]) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let dir = final_path.parent().expect("key file paths have a directory");
+    let dir = final_path
+        .parent()
+        .expect("key file paths have a directory");
     ensure_dir(dir)?;
-    let name = final_path.file_name().expect("key file paths have a name").to_string_lossy();
+    let name = final_path
+        .file_name()
+        .expect("key file paths have a name")
+        .to_string_lossy();
     let tmp = dir.join(format!(".{name}{TMP_MARKER}{}", random_suffix()));
     let result = (|| {
         let mut f = OpenOptions::new()
@@ -102,7 +112,8 @@ pub fn write_atomic(
             .open(&tmp)
             .map_err(|e| Error::io(&tmp, e))?;
         // The mode given to open is filtered by the umask; make sure it is exactly 0600.
-        f.set_permissions(fs::Permissions::from_mode(0o600)).map_err(|e| Error::io(&tmp, e))?;
+        f.set_permissions(fs::Permissions::from_mode(0o600))
+            .map_err(|e| Error::io(&tmp, e))?;
         f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
         f.sync_all().map_err(|e| Error::io(&tmp, e))?;
         drop(f);
@@ -110,7 +121,10 @@ pub fn write_atomic(
         File::open(&tmp)
             .and_then(|mut f| f.read_to_end(&mut back))
             .map_err(|e| Error::io(&tmp, e))?;
-        check(&back).map_err(|e| Error::ReadBack { path: tmp.clone(), source: Box::new(e) })?;
+        check(&back).map_err(|e| Error::ReadBack {
+            path: tmp.clone(),
+            source: Box::new(e),
+        })?;
         fs::rename(&tmp, final_path).map_err(|e| Error::io(final_path, e))?;
         sync_dir(dir)
     })();
@@ -125,7 +139,9 @@ pub fn write_atomic(
 /// exists, so any such file seen under the lock belongs to a dead writer.
 pub fn sweep_temporaries(dir: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
-    let Ok(rd) = fs::read_dir(dir) else { return removed };
+    let Ok(rd) = fs::read_dir(dir) else {
+        return removed;
+    };
     for entry in rd.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();

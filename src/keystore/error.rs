@@ -47,12 +47,18 @@ pub enum Error {
     #[error("key file {0} changed while it was being replaced; nothing was written, try again")]
     ChangedDuringReplace(PathBuf),
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     /// True when the error lies in what the caller gave (malformed key data), as opposed to

@@ -49,7 +49,12 @@ struct Stamp {
 
 impl Stamp {
     fn of(m: &fs::Metadata) -> Stamp {
-        Stamp { mtime_sec: m.mtime(), mtime_nsec: m.mtime_nsec() as u32, size: m.size(), ino: m.ino() }
+        Stamp {
+            mtime_sec: m.mtime(),
+            mtime_nsec: m.mtime_nsec() as u32,
+            size: m.size(),
+            ino: m.ino(),
+        }
     }
 }
 
@@ -163,9 +168,7 @@ impl Index {
             }
         };
         let (sec, nsec) = (meta.mtime(), meta.mtime_nsec() as u32);
-        let unchanged = |s: &Option<DirStamp>| {
-            matches!(s, Some(s) if s.trusted && s.mtime_sec == sec && s.mtime_nsec == nsec)
-        };
+        let unchanged = |s: &Option<DirStamp>| matches!(s, Some(s) if s.trusted && s.mtime_sec == sec && s.mtime_nsec == nsec);
         if unchanged(&self.stamp) {
             return;
         }
@@ -186,12 +189,17 @@ impl Index {
 
     fn full_scan(&mut self, dir_sec: i64, dir_nsec: u32) {
         self.last.scanned = true;
-        let Ok(rd) = fs::read_dir(&self.dir) else { return };
-        let old: HashMap<&str, &Entry> = self.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+        let Ok(rd) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        let old: HashMap<&str, &Entry> =
+            self.entries.iter().map(|e| (e.name.as_str(), e)).collect();
         let mut next: Vec<Entry> = Vec::with_capacity(self.entries.len());
         let mut to_read: Vec<usize> = Vec::new();
         for de in rd.flatten() {
-            let Ok(name) = de.file_name().into_string() else { continue };
+            let Ok(name) = de.file_name().into_string() else {
+                continue;
+            };
             if skipped_name(&name) {
                 continue;
             }
@@ -207,7 +215,11 @@ impl Index {
                 Some(e) if e.stamp == stamp => next.push((*e).clone()),
                 _ => {
                     to_read.push(next.len());
-                    next.push(Entry { name, stamp, address: None });
+                    next.push(Entry {
+                        name,
+                        stamp,
+                        address: None,
+                    });
                 }
             }
         }
@@ -216,18 +228,36 @@ impl Index {
         next.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         let scanned_at = SystemTime::now();
         let dir_time = UNIX_EPOCH + Duration::new(dir_sec.max(0) as u64, dir_nsec);
-        let trusted = scanned_at.duration_since(dir_time).map(|d| d >= RACY_WINDOW).unwrap_or(false);
+        let trusted = scanned_at
+            .duration_since(dir_time)
+            .map(|d| d >= RACY_WINDOW)
+            .unwrap_or(false);
         self.entries = next;
-        self.stamp = Some(DirStamp { mtime_sec: dir_sec, mtime_nsec: dir_nsec, trusted });
+        self.stamp = Some(DirStamp {
+            mtime_sec: dir_sec,
+            mtime_nsec: dir_nsec,
+            trusted,
+        });
         self.by_address = None;
     }
 
     /// Records a key file this process has just written, so that it is listed at once.
     pub fn note_written(&mut self, path: &Path, address: Address) {
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return };
-        let Ok(meta) = fs::symlink_metadata(path) else { return };
-        let entry = Entry { name: name.to_string(), stamp: Stamp::of(&meta), address: Some(address) };
-        match self.entries.binary_search_by(|e| e.name.as_bytes().cmp(name.as_bytes())) {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            return;
+        };
+        let Ok(meta) = fs::symlink_metadata(path) else {
+            return;
+        };
+        let entry = Entry {
+            name: name.to_string(),
+            stamp: Stamp::of(&meta),
+            address: Some(address),
+        };
+        match self
+            .entries
+            .binary_search_by(|e| e.name.as_bytes().cmp(name.as_bytes()))
+        {
             Ok(i) => self.entries[i] = entry,
             Err(i) => self.entries.insert(i, entry),
         }
@@ -242,7 +272,12 @@ impl Index {
     pub fn accounts(&self) -> Vec<Account> {
         self.entries
             .iter()
-            .filter_map(|e| e.address.map(|address| Account { address, path: self.dir.join(&e.name) }))
+            .filter_map(|e| {
+                e.address.map(|address| Account {
+                    address,
+                    path: self.dir.join(&e.name),
+                })
+            })
             .collect()
     }
 
@@ -301,7 +336,13 @@ impl Index {
         // Rewritten in place (not renamed), so that saving the index does not itself change
         // the directory's mtime. Readers take a shared lock and check the checksum, so a torn
         // or crashed write is only a cache miss. Failure to save (read-only keystore) is fine.
-        let Ok(mut f) = OpenOptions::new().write(true).create(true).truncate(false).mode(0o600).open(&path) else {
+        let Ok(mut f) = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+        else {
             return;
         };
         if flock(&f, libc::LOCK_EX).is_err() {
@@ -314,7 +355,10 @@ impl Index {
 /// Reads the addresses of `next[i]` for every i in `to_read`, on a few threads when there are
 /// many (a cold start of a large keystore is dominated by open/read system calls).
 fn read_addresses(dir: &Path, next: &mut [Entry], to_read: &[usize]) {
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(8);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
     if to_read.len() < 256 || threads == 1 {
         for &i in to_read {
             next[i].address = read_address(&dir.join(&next[i].name));
@@ -340,7 +384,10 @@ fn read_addresses(dir: &Path, next: &mut [Entry], to_read: &[usize]) {
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("index reader panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("index reader panicked"))
+            .collect()
     });
     for (i, a) in results.into_iter().flatten() {
         next[i].address = a;
@@ -403,18 +450,31 @@ fn load_cache(dir: &Path) -> Option<(DirStamp, Vec<Entry>)> {
         return None;
     }
     let mut r = Reader { buf: body, pos: 8 };
-    let stamp = DirStamp { mtime_sec: r.i64()?, mtime_nsec: r.u32()?, trusted: r.u8()? == 1 };
+    let stamp = DirStamp {
+        mtime_sec: r.i64()?,
+        mtime_nsec: r.u32()?,
+        trusted: r.u8()? == 1,
+    };
     let count = r.u64()? as usize;
     let mut entries = Vec::with_capacity(count.min(body.len() / 40));
     for _ in 0..count {
         let len = r.u16()? as usize;
         let name = std::str::from_utf8(r.take(len)?).ok()?.to_string();
-        let stamp = Stamp { mtime_sec: r.i64()?, mtime_nsec: r.u32()?, size: r.u64()?, ino: r.u64()? };
+        let stamp = Stamp {
+            mtime_sec: r.i64()?,
+            mtime_nsec: r.u32()?,
+            size: r.u64()?,
+            ino: r.u64()?,
+        };
         let address = match r.u8()? {
             1 => Some(Address(r.take(20)?.try_into().ok()?)),
             _ => None,
         };
-        entries.push(Entry { name, stamp, address });
+        entries.push(Entry {
+            name,
+            stamp,
+            address,
+        });
     }
     (r.pos == body.len()).then_some((stamp, entries))
 }
@@ -425,7 +485,12 @@ mod tests {
 
     #[test]
     fn address_is_read_leniently_from_the_first_json_value() {
-        assert_eq!(address_of(br#"{"address":"0X819104A190255E0CEDBDD9D5F59A557633D79DB1"} trailing"#).unwrap().to_hex(), "819104a190255e0cedbdd9d5f59a557633d79db1");
+        assert_eq!(
+            address_of(br#"{"address":"0X819104A190255E0CEDBDD9D5F59A557633D79DB1"} trailing"#)
+                .unwrap()
+                .to_hex(),
+            "819104a190255e0cedbdd9d5f59a557633d79db1"
+        );
         assert!(address_of(br#"{"address":"0000000000000000000000000000000000000000"}"#).is_none());
         assert!(address_of(br#"{"address":5}"#).is_none());
         assert!(address_of(b"").is_none());

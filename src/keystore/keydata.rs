@@ -37,23 +37,31 @@ pub fn parse(s: &str) -> Result<KeyData, Error> {
     }
     let (key_hex, rest) = s.split_at(64);
     if &rest[0..2] != "0x" {
-        return Err(Error::InvalidWalletKey("expected \"0x\" before the key type".into()));
+        return Err(Error::InvalidWalletKey(
+            "expected \"0x\" before the key type".into(),
+        ));
     }
     if &rest[2..4] != "00" {
         return Err(Error::WalletKeyType);
     }
     let key = parse_plain(key_hex)?;
     if &rest[4..6] != "0x" {
-        return Err(Error::InvalidWalletKey("expected \"0x\" before the address".into()));
+        return Err(Error::InvalidWalletKey(
+            "expected \"0x\" before the address".into(),
+        ));
     }
     let addr_hex = &rest[6..];
     if !addr_hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::InvalidWalletKey("address is not 40 hex digits".into()));
+        return Err(Error::InvalidWalletKey(
+            "address is not 40 hex digits".into(),
+        ));
     }
     let address = Address::parse_lenient(addr_hex)
         .ok_or_else(|| Error::InvalidWalletKey("address is not 40 hex digits".into()))?;
     if address.is_zero() {
-        return Err(Error::InvalidWalletKey("address is the zero address".into()));
+        return Err(Error::InvalidWalletKey(
+            "address is the zero address".into(),
+        ));
     }
     Ok(KeyData { key, address })
 }
@@ -72,22 +80,68 @@ mod tests {
     #[test]
     fn reference_cases() {
         let k = parse("aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e").unwrap();
-        assert_eq!(k.address.to_string(), "0x819104a190255e0cedbdd9d5f59a557633d79db1");
-        let w = parse(&format!("{KEY}0x000x819104a190255e0cedbdd9d5f59a557633d79db2")).unwrap();
-        assert_eq!(w.address.to_string(), "0x819104a190255e0cedbdd9d5f59a557633d79db2");
-        assert_eq!(w.key.address().to_string(), "0x90b3e9a3770481345a7f17f22f16d020bccfd33e");
-        assert_eq!(err(&format!("{KEY}0x010x819104a190255e0cedbdd9d5f59a557633d79db1")), "Chain wallet key type must be 00.");
-        assert_eq!(err(&format!("{KEY}0x000x819104a190255e0cedbdd9d5f59a557633d79db")), "invalid hex string");
+        assert_eq!(
+            k.address.to_string(),
+            "0x819104a190255e0cedbdd9d5f59a557633d79db1"
+        );
+        let w = parse(&format!(
+            "{KEY}0x000x819104a190255e0cedbdd9d5f59a557633d79db2"
+        ))
+        .unwrap();
+        assert_eq!(
+            w.address.to_string(),
+            "0x819104a190255e0cedbdd9d5f59a557633d79db2"
+        );
+        assert_eq!(
+            w.key.address().to_string(),
+            "0x90b3e9a3770481345a7f17f22f16d020bccfd33e"
+        );
+        assert_eq!(
+            err(&format!(
+                "{KEY}0x010x819104a190255e0cedbdd9d5f59a557633d79db1"
+            )),
+            "Chain wallet key type must be 00."
+        );
+        assert_eq!(
+            err(&format!(
+                "{KEY}0x000x819104a190255e0cedbdd9d5f59a557633d79db"
+            )),
+            "invalid hex string"
+        );
         assert_eq!(err(&KEY[..63]), "invalid hex string");
     }
 
     #[test]
     fn strict_wallet_key_parts() {
-        assert_eq!(err(&format!("{KEY}0y000x819104a190255e0cedbdd9d5f59a557633d79db1")), "invalid wallet key: expected \"0x\" before the key type");
-        assert_eq!(err(&format!("{KEY}0x00xx819104a190255e0cedbdd9d5f59a557633d79db1")), "invalid wallet key: expected \"0x\" before the address");
-        assert_eq!(err(&format!("{KEY}0x000x819104a190255e0cedbdd9d5f59a557633d79dbz")), "invalid wallet key: address is not 40 hex digits");
-        assert_eq!(err(&format!("{KEY}0x000x{}", "0".repeat(40))), "invalid wallet key: address is the zero address");
-        assert_eq!(err(&format!("{}0x000x819104a190255e0cedbdd9d5f59a557633d79db1", "0".repeat(64))), "invalid private key, zero or negative");
+        assert_eq!(
+            err(&format!(
+                "{KEY}0y000x819104a190255e0cedbdd9d5f59a557633d79db1"
+            )),
+            "invalid wallet key: expected \"0x\" before the key type"
+        );
+        assert_eq!(
+            err(&format!(
+                "{KEY}0x00xx819104a190255e0cedbdd9d5f59a557633d79db1"
+            )),
+            "invalid wallet key: expected \"0x\" before the address"
+        );
+        assert_eq!(
+            err(&format!(
+                "{KEY}0x000x819104a190255e0cedbdd9d5f59a557633d79dbz"
+            )),
+            "invalid wallet key: address is not 40 hex digits"
+        );
+        assert_eq!(
+            err(&format!("{KEY}0x000x{}", "0".repeat(40))),
+            "invalid wallet key: address is the zero address"
+        );
+        assert_eq!(
+            err(&format!(
+                "{}0x000x819104a190255e0cedbdd9d5f59a557633d79db1",
+                "0".repeat(64)
+            )),
+            "invalid private key, zero or negative"
+        );
     }
 
     #[test]
@@ -97,6 +151,9 @@ mod tests {
         assert_eq!(err(&format!("0x{}", &KEY[..62])), "invalid hex string");
         assert_eq!(err(&format!(" {KEY}")), "invalid hex string");
         assert_eq!(err(&"f".repeat(64)), "invalid private key, >=N");
-        assert_eq!(err(&"0".repeat(64)), "invalid private key, zero or negative");
+        assert_eq!(
+            err(&"0".repeat(64)),
+            "invalid private key, zero or negative"
+        );
     }
 }

@@ -21,9 +21,17 @@ pub struct ScryptParams {
 
 impl ScryptParams {
     /// N = 2^18, r = 8, p = 1: about 256 MiB and a second per derivation.
-    pub const STANDARD: ScryptParams = ScryptParams { log_n: 18, r: 8, p: 1 };
+    pub const STANDARD: ScryptParams = ScryptParams {
+        log_n: 18,
+        r: 8,
+        p: 1,
+    };
     /// N = 2^12, r = 8, p = 6: about 4 MiB (`--light`, the reference's `--lightkdf`).
-    pub const LIGHT: ScryptParams = ScryptParams { log_n: 12, r: 8, p: 6 };
+    pub const LIGHT: ScryptParams = ScryptParams {
+        log_n: 12,
+        r: 8,
+        p: 6,
+    };
 
     pub fn n(&self) -> u64 {
         1u64 << self.log_n
@@ -80,11 +88,24 @@ pub fn new_uuid() -> String {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = hex::encode(b);
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
-fn scrypt_derive(pass: &[u8], salt: &[u8], log_n: u8, r: u32, p: u32, dklen: usize)
-    -> Result<Zeroizing<Vec<u8>>, Error> {
+fn scrypt_derive(
+    pass: &[u8],
+    salt: &[u8],
+    log_n: u8,
+    r: u32,
+    p: u32,
+    dklen: usize,
+) -> Result<Zeroizing<Vec<u8>>, Error> {
     let params = scrypt::Params::new(log_n, r, p, dklen)
         .map_err(|_| Error::InvalidKeyFile("invalid scrypt parameters".into()))?;
     let mut dk = Zeroizing::new(vec![0u8; dklen]);
@@ -95,8 +116,15 @@ fn scrypt_derive(pass: &[u8], salt: &[u8], log_n: u8, r: u32, p: u32, dklen: usi
 
 /// Derives the scrypt key for `passphrase` with `params` and `salt` (dkLen 32).
 pub fn derive_scrypt(passphrase: &str, salt: &[u8], params: ScryptParams) -> Zeroizing<Vec<u8>> {
-    scrypt_derive(passphrase.as_bytes(), salt, params.log_n, params.r, params.p, 32)
-        .expect("built-in scrypt parameters are valid")
+    scrypt_derive(
+        passphrase.as_bytes(),
+        salt,
+        params.log_n,
+        params.r,
+        params.p,
+        32,
+    )
+    .expect("built-in scrypt parameters are valid")
 }
 
 type Aes128Ctr = ctr::Ctr128BE<aes::Aes128>;
@@ -117,9 +145,16 @@ impl Encrypted {
     /// Checks that `on_disk` is a key file that decrypts, with the derived key used to write it,
     /// to `key` for `address`. This proves the bytes that reached the disk are whole and
     /// correct without paying for scrypt again.
-    pub fn verify_copy(&self, on_disk: &[u8], key: &SecretKey, address: Address) -> Result<(), Error> {
+    pub fn verify_copy(
+        &self,
+        on_disk: &[u8],
+        key: &SecretKey,
+        address: Address,
+    ) -> Result<(), Error> {
         if on_disk != self.json.as_slice() {
-            return Err(Error::InvalidKeyFile("written bytes differ from the encrypted key".into()));
+            return Err(Error::InvalidKeyFile(
+                "written bytes differ from the encrypted key".into(),
+            ));
         }
         let parsed = parse(on_disk)?;
         if parsed.address != Some(address) {
@@ -136,15 +171,25 @@ impl Encrypted {
 
 /// Encrypts `key` for `address` under `passphrase` as a version-3 key file (compact JSON,
 /// keys in the order the ecosystem's tools write them).
-pub fn encrypt(key: &SecretKey, address: Address, passphrase: &str, params: ScryptParams) -> Encrypted {
+pub fn encrypt(
+    key: &SecretKey,
+    address: Address,
+    passphrase: &str,
+    params: ScryptParams,
+) -> Encrypted {
     let salt: [u8; 32] = random_bytes();
     let iv: [u8; 16] = random_bytes();
     let dk = derive_scrypt(passphrase, &salt, params);
     let mut ct = Zeroizing::new(*key.as_bytes());
     aes_ctr(&dk[..16], &iv, &mut ct[..]);
     let mac = keccak256_concat(&[&dk[16..32], &ct[..]]);
-    let (addr_hex, ct_hex, iv_hex, salt_hex, mac_hex) =
-        (address.to_hex(), hex::encode(&ct[..]), hex::encode(iv), hex::encode(salt), hex::encode(mac));
+    let (addr_hex, ct_hex, iv_hex, salt_hex, mac_hex) = (
+        address.to_hex(),
+        hex::encode(&ct[..]),
+        hex::encode(iv),
+        hex::encode(salt),
+        hex::encode(mac),
+    );
     let id = new_uuid();
     let file = KeyFileV3Out {
         address: &addr_hex,
@@ -153,7 +198,13 @@ pub fn encrypt(key: &SecretKey, address: Address, passphrase: &str, params: Scry
             ciphertext: &ct_hex,
             cipherparams: CipherParamsOut { iv: &iv_hex },
             kdf: "scrypt",
-            kdfparams: KdfParamsOut { dklen: 32, n: params.n(), p: params.p, r: params.r, salt: &salt_hex },
+            kdfparams: KdfParamsOut {
+                dklen: 32,
+                n: params.n(),
+                p: params.p,
+                r: params.r,
+                salt: &salt_hex,
+            },
             mac: &mac_hex,
         },
         id: &id,
@@ -181,8 +232,18 @@ struct CipherParamsJson {
 /// Which KDF a crypto object names, with its parameters as read from the file.
 #[derive(Debug, Clone)]
 enum Kdf {
-    Scrypt { log_n: u8, r: u32, p: u32, dklen: usize, salt: Vec<u8> },
-    Pbkdf2 { c: u32, dklen: usize, salt: Vec<u8> },
+    Scrypt {
+        log_n: u8,
+        r: u32,
+        p: u32,
+        dklen: usize,
+        salt: Vec<u8>,
+    },
+    Pbkdf2 {
+        c: u32,
+        dklen: usize,
+        salt: Vec<u8>,
+    },
 }
 
 /// One encrypted key of a key file, validated in shape but not yet decrypted.
@@ -236,7 +297,13 @@ impl CryptoObject {
                 let r = uint_param(&params, "r")?;
                 let p = uint_param(&params, "p")?;
                 let dklen = uint_param(&params, "dklen")?;
-                if n < 2 || !n.is_power_of_two() || r == 0 || p == 0 || r > u32::MAX as u64 || p > u32::MAX as u64 {
+                if n < 2
+                    || !n.is_power_of_two()
+                    || r == 0
+                    || p == 0
+                    || r > u32::MAX as u64
+                    || p > u32::MAX as u64
+                {
                     return Err(bad("invalid scrypt parameters"));
                 }
                 if 128u128 * r as u128 * n as u128 > MAX_SCRYPT_MEMORY as u128
@@ -249,7 +316,10 @@ impl CryptoObject {
                     r: r as u32,
                     p: p as u32,
                     dklen: dklen as usize,
-                    salt: decode_hex_field(params.get("salt").and_then(Value::as_str), "kdfparams.salt")?,
+                    salt: decode_hex_field(
+                        params.get("salt").and_then(Value::as_str),
+                        "kdfparams.salt",
+                    )?,
                 }
             }
             "pbkdf2" => {
@@ -264,7 +334,10 @@ impl CryptoObject {
                 Kdf::Pbkdf2 {
                     c: c as u32,
                     dklen: uint_param(&params, "dklen")? as usize,
-                    salt: decode_hex_field(params.get("salt").and_then(Value::as_str), "kdfparams.salt")?,
+                    salt: decode_hex_field(
+                        params.get("salt").and_then(Value::as_str),
+                        "kdfparams.salt",
+                    )?,
                 }
             }
             other => return Err(Error::UnsupportedKdf(other.to_string())),
@@ -275,7 +348,10 @@ impl CryptoObject {
         if !(32..=64).contains(&dklen) {
             return Err(bad("kdfparams.dklen must be between 32 and 64"));
         }
-        let iv = decode_hex_field(c.cipherparams.as_ref().and_then(|p| p.iv.as_deref()), "cipherparams.iv")?;
+        let iv = decode_hex_field(
+            c.cipherparams.as_ref().and_then(|p| p.iv.as_deref()),
+            "cipherparams.iv",
+        )?;
         if iv.len() != 16 {
             return Err(bad("cipherparams.iv must be 16 bytes"));
         }
@@ -289,9 +365,13 @@ impl CryptoObject {
 
     fn derive(&self, passphrase: &str) -> Result<Zeroizing<Vec<u8>>, Error> {
         match &self.kdf {
-            Kdf::Scrypt { log_n, r, p, dklen, salt } => {
-                scrypt_derive(passphrase.as_bytes(), salt, *log_n, *r, *p, *dklen)
-            }
+            Kdf::Scrypt {
+                log_n,
+                r,
+                p,
+                dklen,
+                salt,
+            } => scrypt_derive(passphrase.as_bytes(), salt, *log_n, *r, *p, *dklen),
             Kdf::Pbkdf2 { c, dklen, salt } => {
                 let mut dk = Zeroizing::new(vec![0u8; *dklen]);
                 pbkdf2::pbkdf2_hmac::<sha2::Sha256>(passphrase.as_bytes(), salt, *c, &mut dk);
@@ -311,7 +391,11 @@ impl CryptoObject {
         if self.mac.len() != 32 || !bool::from(mac.ct_eq(&self.mac[..])) {
             return Err(Error::WrongPassphrase);
         }
-        let iv: [u8; 16] = self.iv.as_slice().try_into().expect("iv length checked at parse");
+        let iv: [u8; 16] = self
+            .iv
+            .as_slice()
+            .try_into()
+            .expect("iv length checked at parse");
         let mut plain = Zeroizing::new(self.ciphertext.clone());
         if version == 1 {
             let k = keccak256(&dk[..16]);
@@ -343,14 +427,21 @@ pub fn parse(bytes: &[u8]) -> Result<KeyFile, Error> {
         Some(Value::String(s)) => return Err(Error::UndefinedVersion(format!("{s:?}"))),
         _ => return Err(Error::UndefinedVersionType(v.to_string())),
     };
-    let address = obj.get("address").and_then(Value::as_str).and_then(Address::parse_lenient);
+    let address = obj
+        .get("address")
+        .and_then(Value::as_str)
+        .and_then(Address::parse_lenient);
     let crypto_of = |c: &Value| -> Result<CryptoObject, Error> {
-        let cj: CryptoJson = serde_json::from_value(c.clone()).map_err(|e| bad(format!("malformed crypto object: {e}")))?;
+        let cj: CryptoJson = serde_json::from_value(c.clone())
+            .map_err(|e| bad(format!("malformed crypto object: {e}")))?;
         CryptoObject::from_json(cj, version)
     };
     let keys = match version {
         1 | 3 => {
-            let c = obj.get("crypto").or_else(|| obj.get("Crypto")).ok_or_else(|| bad("missing crypto"))?;
+            let c = obj
+                .get("crypto")
+                .or_else(|| obj.get("Crypto"))
+                .ok_or_else(|| bad("missing crypto"))?;
             vec![crypto_of(c)?]
         }
         _ => match obj.get("keyring") {
@@ -368,7 +459,11 @@ pub fn parse(bytes: &[u8]) -> Result<KeyFile, Error> {
     if keys.is_empty() {
         return Err(Error::NoKeyInFile);
     }
-    Ok(KeyFile { version, address, keys })
+    Ok(KeyFile {
+        version,
+        address,
+        keys,
+    })
 }
 
 impl KeyFile {
@@ -391,19 +486,40 @@ mod tests {
     fn reads_reference_v3_and_v4_vectors() {
         let v3 = br#"{"address":"45dea0fb0bba44f4fcf290bba71fd57d7117cbb8","crypto":{"cipher":"aes-128-ctr","ciphertext":"b87781948a1befd247bff51ef4063f716cf6c2d3481163e9a8f42e1f9bb74145","cipherparams":{"iv":"dc4926b48a105133d2f16b96833abf1e"},"kdf":"scrypt","kdfparams":{"dklen":32,"n":2,"p":1,"r":8,"salt":"004244bbdc51cadda545b1cfa43cff9ed2ae88e08c61f1479dbb45410722f8f0"},"mac":"39990c1684557447940d4c69e06b1b82b2aceacb43f284df65c956daf3046b85"},"id":"ce541d8d-c79b-40f8-9f8c-20f59616faba","version":3}"#;
         let f = parse(v3).unwrap();
-        assert_eq!(hex::encode(f.decrypt("").unwrap().as_bytes()), "33ff86a4a29a842eedd42a84f569d945c771857d4ddb639de730a547f08030c3");
+        assert_eq!(
+            hex::encode(f.decrypt("").unwrap().as_bytes()),
+            "33ff86a4a29a842eedd42a84f569d945c771857d4ddb639de730a547f08030c3"
+        );
         let v4 = br#"{"version":4,"id":"7a0a8557-22a5-4c90-b554-d6f3b13783ea","address":"0x86bce8c859f5f304aa30adb89f2f7b6ee5a0d6e2","keyring":[{"ciphertext":"696d0e8e8bd21ff1f82f7c87b6964f0f17f8bfbd52141069b59f084555f277b7","cipherparams":{"iv":"1fd13e0524fa1095c5f80627f1d24cbd"},"cipher":"aes-128-ctr","kdf":"scrypt","kdfparams":{"dklen":32,"salt":"7ee980925cef6a60553cda3e91cb8e3c62733f64579f633d0f86ce050c151e26","n":4096,"r":8,"p":1},"mac":"8684d8dc4bf17318cd46c85dbd9a9ec5d9b290e04d78d4f6b5be9c413ff30ea4"}]}"#;
         let f = parse(v4).unwrap();
-        assert_eq!(f.address.unwrap().to_hex(), "86bce8c859f5f304aa30adb89f2f7b6ee5a0d6e2");
+        assert_eq!(
+            f.address.unwrap().to_hex(),
+            "86bce8c859f5f304aa30adb89f2f7b6ee5a0d6e2"
+        );
         let k = f.decrypt("password").unwrap();
-        assert_eq!(hex::encode(k.as_bytes()), "36e0a792553f94a7660e5484cfc8367e7d56a383261175b9abced7416a5d87df");
-        assert_eq!(f.decrypt("wrong").unwrap_err().to_string(), "could not decrypt key with given passphrase");
+        assert_eq!(
+            hex::encode(k.as_bytes()),
+            "36e0a792553f94a7660e5484cfc8367e7d56a383261175b9abced7416a5d87df"
+        );
+        assert_eq!(
+            f.decrypt("wrong").unwrap_err().to_string(),
+            "could not decrypt key with given passphrase"
+        );
     }
 
     #[test]
     fn written_file_round_trips_and_has_v3_shape() {
         let k = key("aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e");
-        let enc = encrypt(&k, k.address(), "1234", ScryptParams { log_n: 4, r: 8, p: 1 });
+        let enc = encrypt(
+            &k,
+            k.address(),
+            "1234",
+            ScryptParams {
+                log_n: 4,
+                r: 8,
+                p: 1,
+            },
+        );
         let v: Value = serde_json::from_slice(&enc.json).unwrap();
         assert_eq!(v["version"], 3);
         assert_eq!(v["address"], "819104a190255e0cedbdd9d5f59a557633d79db1");
@@ -418,9 +534,20 @@ mod tests {
 
     #[test]
     fn version_errors_use_reference_messages() {
-        assert_eq!(parse(br#"{"version":2}"#).unwrap_err().to_string(), "undefined version: 2.000000");
-        assert!(parse(br#"{"address":"00"}"#).unwrap_err().to_string().starts_with("undefined type of version: "));
-        assert_eq!(parse(br#"{"version":4,"keyring":[]}"#).unwrap_err().to_string(), "key file holds no key");
+        assert_eq!(
+            parse(br#"{"version":2}"#).unwrap_err().to_string(),
+            "undefined version: 2.000000"
+        );
+        assert!(parse(br#"{"address":"00"}"#)
+            .unwrap_err()
+            .to_string()
+            .starts_with("undefined type of version: "));
+        assert_eq!(
+            parse(br#"{"version":4,"keyring":[]}"#)
+                .unwrap_err()
+                .to_string(),
+            "key file holds no key"
+        );
     }
 
     #[test]
@@ -428,10 +555,16 @@ mod tests {
         let f = br#"{"version":3,"crypto":{"cipher":"aes-128-ctr","ciphertext":"00","cipherparams":{"iv":"00000000000000000000000000000000"},"kdf":"scrypt","kdfparams":{"dklen":32,"n":1073741824,"p":1,"r":8,"salt":"00"},"mac":"00"}}"#;
         assert!(parse(f).unwrap_err().to_string().contains("exceed"));
         let f = br#"{"version":3,"crypto":{"cipher":"aes-256-ctr","kdf":"scrypt"}}"#;
-        assert_eq!(parse(f).unwrap_err().to_string(), "Cipher not supported: aes-256-ctr");
+        assert_eq!(
+            parse(f).unwrap_err().to_string(),
+            "Cipher not supported: aes-256-ctr"
+        );
         let f = br#"{"version":3,"crypto":{"cipher":"aes-128-ctr","kdf":"argon2"}}"#;
         assert_eq!(parse(f).unwrap_err().to_string(), "Unsupported KDF: argon2");
         let f = br#"{"version":3,"crypto":{"cipher":"aes-128-ctr","kdf":"pbkdf2","kdfparams":{"prf":"hmac-sha1"}}}"#;
-        assert_eq!(parse(f).unwrap_err().to_string(), "Unsupported PBKDF2 PRF: hmac-sha1");
+        assert_eq!(
+            parse(f).unwrap_err().to_string(),
+            "Unsupported PBKDF2 PRF: hmac-sha1"
+        );
     }
 }

@@ -68,7 +68,11 @@ impl Keystore {
     /// directory is created with mode 0700 on the first write, not here.
     pub fn open(dir: impl AsRef<Path>) -> Result<Keystore, Error> {
         let dir = std::path::absolute(dir.as_ref()).map_err(|e| Error::io(dir.as_ref(), e))?;
-        Ok(Keystore { index: Mutex::new(Index::new(&dir)), dir, scrypt: ScryptParams::STANDARD })
+        Ok(Keystore {
+            index: Mutex::new(Index::new(&dir)),
+            dir,
+            scrypt: ScryptParams::STANDARD,
+        })
     }
 
     /// Uses `params` for the key files this keystore writes.
@@ -147,15 +151,25 @@ impl Keystore {
             return Err(Error::AccountExists);
         }
         let path = self.dir.join(key_file_name(SystemTime::now(), kd.address));
-        atomic::write_atomic(&path, &enc.json, |back| enc.verify_copy(back, &kd.key, kd.address))?;
+        atomic::write_atomic(&path, &enc.json, |back| {
+            enc.verify_copy(back, &kd.key, kd.address)
+        })?;
         self.index().note_written(&path, kd.address);
-        Ok(Account { address: kd.address, path })
+        Ok(Account {
+            address: kd.address,
+            path,
+        })
     }
 
     /// `personal_replaceRawKey`: the key file of `keydata`'s address, decrypted with
     /// `old_passphrase`, is rewritten in place (same name) with `keydata`'s key under
     /// `new_passphrase`. Atomic; on any failure nothing changes.
-    pub fn replace(&self, keydata: &KeyData, old_passphrase: &str, new_passphrase: &str) -> Result<Account, Error> {
+    pub fn replace(
+        &self,
+        keydata: &KeyData,
+        old_passphrase: &str,
+        new_passphrase: &str,
+    ) -> Result<Account, Error> {
         let address = keydata.address;
         let path = self.find(address)?;
         let before = fs::read(&path).map_err(|e| Error::io(&path, e))?;
@@ -170,7 +184,9 @@ impl Keystore {
         if still != path || now != before {
             return Err(Error::ChangedDuringReplace(path));
         }
-        atomic::write_atomic(&path, &enc.json, |back| enc.verify_copy(back, &keydata.key, address))?;
+        atomic::write_atomic(&path, &enc.json, |back| {
+            enc.verify_copy(back, &keydata.key, address)
+        })?;
         self.index().note_written(&path, address);
         Ok(Account { address, path })
     }
@@ -182,7 +198,10 @@ pub fn decrypt_for(bytes: &[u8], address: Address, passphrase: &str) -> Result<S
     let key = file.decrypt(passphrase)?;
     let have = file.address.unwrap_or_default();
     if have != address {
-        return Err(Error::KeyContentMismatch { have: have.to_hex(), want: address.to_hex() });
+        return Err(Error::KeyContentMismatch {
+            have: have.to_hex(),
+            want: address.to_hex(),
+        });
     }
     Ok(key)
 }
@@ -193,9 +212,14 @@ mod tests {
 
     #[test]
     fn key_file_names_follow_the_reference_pattern() {
-        let a: Address = "0x7ef5a6135f1fd6a02593eedc869c6d41d934aef8".parse().unwrap();
+        let a: Address = "0x7ef5a6135f1fd6a02593eedc869c6d41d934aef8"
+            .parse()
+            .unwrap();
         let t = UNIX_EPOCH + std::time::Duration::new(1_458_651_475, 920_751_759);
-        assert_eq!(key_file_name(t, a), "UTC--2016-03-22T12-57-55.920751759Z--7ef5a6135f1fd6a02593eedc869c6d41d934aef8");
+        assert_eq!(
+            key_file_name(t, a),
+            "UTC--2016-03-22T12-57-55.920751759Z--7ef5a6135f1fd6a02593eedc869c6d41d934aef8"
+        );
         let t = UNIX_EPOCH + std::time::Duration::new(951_782_400, 5); // 2000-02-29
         assert!(key_file_name(t, a).starts_with("UTC--2000-02-29T00-00-00.000000005Z--"));
     }

@@ -50,7 +50,12 @@ pub fn keytool_stdin(ks: &Path, args: &[&str], stdin: Option<&str>) -> Run {
             use std::io::Write;
             cmd.stdin(Stdio::piped());
             let mut child = cmd.spawn().expect("spawn chain-keytool");
-            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
             child.wait_with_output().expect("wait chain-keytool").into()
         }
     }
@@ -74,7 +79,10 @@ pub fn snapshot(dir: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
                 out.insert(rel.clone() + "/", (Vec::new(), meta.permissions().mode()));
                 walk(base, &p, out);
             } else {
-                out.insert(rel, (fs::read(&p).unwrap_or_default(), meta.permissions().mode()));
+                out.insert(
+                    rel,
+                    (fs::read(&p).unwrap_or_default(), meta.permissions().mode()),
+                );
             }
         }
     }
