@@ -14,3 +14,4 @@ pub mod keystore;
 pub mod keytool;
 pub mod manpage;
 pub mod passphrase;
+pub mod rpc;

@@ -1,0 +1,80 @@
+//! What the node needs from a running transport, and the settings each transport starts with.
+
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Settings of the HTTP endpoint.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Host to listen on, as given (`localhost`, `127.0.0.1`, `0.0.0.0`, `[::1]`).
+    pub host: String,
+    /// 0 picks a free port.
+    pub port: u16,
+    /// Allowed CORS origins; empty turns CORS off; `*` allows any.
+    pub cors: Vec<String>,
+    /// Allowed virtual hosts (the `Host` header); `*` allows any; IP addresses always pass.
+    pub vhosts: Vec<String>,
+    /// Size of the worker pool that runs calls.
+    pub workers: usize,
+    /// How long a request body may take to arrive before the request is answered 408.
+    pub body_timeout: Duration,
+}
+
+impl HttpConfig {
+    pub fn new(host: impl Into<String>, port: u16) -> HttpConfig {
+        HttpConfig {
+            host: host.into(),
+            port,
+            cors: Vec::new(),
+            vhosts: vec!["localhost".into()],
+            workers: std::thread::available_parallelism().map(|n| n.get() * 2).unwrap_or(4).max(4),
+            body_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Settings of the WebSocket endpoint.
+#[derive(Debug, Clone)]
+pub struct WsConfig {
+    pub host: String,
+    pub port: u16,
+    /// Allowed `Origin` values (lower-cased on comparison); `*` allows any; empty means
+    /// `http://localhost` and `http://<hostname>`. A request without `Origin` passes.
+    pub origins: Vec<String>,
+    /// Most simultaneous connections.
+    pub max_connections: usize,
+}
+
+impl WsConfig {
+    pub fn new(host: impl Into<String>, port: u16) -> WsConfig {
+        WsConfig { host: host.into(), port, origins: Vec::new(), max_connections: 3000 }
+    }
+}
+
+/// Settings of the IPC endpoint.
+#[derive(Debug, Clone)]
+pub struct IpcConfig {
+    pub path: PathBuf,
+}
+
+/// Resolves `host:port` to the address to bind: `localhost` is the IPv4 loopback address.
+pub fn bind_address(host: &str, port: u16) -> io::Result<SocketAddr> {
+    if host.eq_ignore_ascii_case("localhost") {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    let h = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    (h, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("cannot resolve host {host}")))
+}
+
+/// A running transport endpoint. Dropping it does not stop it; call [`Endpoint::stop`].
+pub trait Endpoint: Send {
+    /// The address actually bound (with the port chosen for port 0), or the socket path.
+    fn url(&self) -> String;
+    /// Closes the listener and every connection, and joins the endpoint's threads.
+    fn stop(self: Box<Self>);
+}

@@ -1,0 +1,500 @@
+//! The JSON-RPC 2.0 server, independent of transports: the method table, module gating,
+//! envelope rules, batches, notifications, subscriptions and `rpc_modules`. Transports hand
+//! it bytes and write back what it returns.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::error::RpcError;
+use super::params::Params;
+use super::pubsub::{Connection, SubscriptionKind, SubscriptionLimit};
+
+/// What kind of value a parameter takes; clients use it to parse arguments and to know
+/// which ones are passphrases (read from a file or a prompt, never argv).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    String,
+    Passphrase,
+    Address,
+    Bytes,
+    Integer,
+    Bool,
+    Object,
+    Any,
+}
+
+/// One positional parameter of a method.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub optional: bool,
+}
+
+/// A method's name, parameters and one-line summary: the table clients and the node share.
+#[derive(Debug, Clone, Copy)]
+pub struct MethodSpec {
+    pub name: &'static str,
+    pub params: &'static [ParamSpec],
+    pub summary: &'static str,
+}
+
+impl MethodSpec {
+    /// The module: the text before the first `_`.
+    pub fn module(&self) -> &'static str {
+        self.name.split_once('_').map(|(m, _)| m).unwrap_or(self.name)
+    }
+}
+
+/// Which transport a call arrived on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Http,
+    Ws,
+    Ipc,
+}
+
+/// What a handler knows about the call besides its parameters.
+pub struct Call<'a> {
+    pub method: &'a str,
+    pub transport: Transport,
+    /// The endpoint listens on a non-loopback address (always false for IPC).
+    pub public_listener: bool,
+    /// The connection, on stream transports.
+    pub conn: Option<&'a Arc<Connection>>,
+}
+
+/// A method implementation: parameters in, JSON result or error out.
+pub type Handler = Arc<dyn Fn(&Call, &Params) -> Result<Value, RpcError> + Send + Sync>;
+
+struct Registered {
+    spec: MethodSpec,
+    handler: Handler,
+}
+
+/// Every method and subscription kind of the node, registered once per module.
+#[derive(Default)]
+pub struct Registry {
+    methods: HashMap<&'static str, Registered>,
+    kinds: HashMap<(String, String), Arc<dyn SubscriptionKind>>,
+    limit: SubscriptionLimit,
+}
+
+impl Registry {
+    pub fn new(limit: SubscriptionLimit) -> Registry {
+        Registry { limit, ..Registry::default() }
+    }
+
+    /// Registers `handler` for `spec`. Panics on a second registration of one name: the
+    /// method table is built once at start-up and a clash is a programming error.
+    pub fn register(&mut self, spec: MethodSpec, handler: Handler) {
+        assert!(spec.name.contains('_'), "method {} has no module", spec.name);
+        let prev = self.methods.insert(spec.name, Registered { spec, handler });
+        assert!(prev.is_none(), "method {} registered twice", spec.name);
+    }
+
+    /// Registers subscription `name` of `module` (`<module>_subscribe` with `[name, ...]`).
+    pub fn register_subscription(&mut self, module: &str, name: &str, kind: Arc<dyn SubscriptionKind>) {
+        self.kinds.insert((module.to_string(), name.to_string()), kind);
+    }
+
+    pub fn limit(&self) -> &SubscriptionLimit {
+        &self.limit
+    }
+
+    /// Every registered module, `rpc` included.
+    pub fn modules(&self) -> BTreeSet<&'static str> {
+        let mut m: BTreeSet<&'static str> = self.methods.values().map(|r| r.spec.module()).collect();
+        m.insert("rpc");
+        m
+    }
+
+    /// The specs of every registered method, sorted by name.
+    pub fn specs(&self) -> Vec<MethodSpec> {
+        let mut v: Vec<MethodSpec> = self.methods.values().map(|r| r.spec).collect();
+        v.sort_by_key(|s| s.name);
+        v
+    }
+}
+
+/// Limits on what one request may carry.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Largest request body (HTTP) or message (WebSocket, IPC), in bytes.
+    pub max_request_bytes: usize,
+    /// Most calls in one batch.
+    pub max_batch: usize,
+}
+
+/// The reference's 512 KiB request limit, and a batch limit of our own.
+pub const DEFAULT_LIMITS: Limits = Limits { max_request_bytes: 524_288, max_batch: 1000 };
+
+/// What to write back for one request.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The response text (one object or one array), `None` when nothing is to be written.
+    pub reply: Option<String>,
+    /// The connection must be closed after writing the reply (stream parse errors).
+    pub close: bool,
+}
+
+/// The server as one endpoint sees it: the registry, the modules this endpoint offers and
+/// the transport's rules.
+#[derive(Clone)]
+pub struct Dispatcher {
+    registry: Arc<Registry>,
+    /// `None`: every module (IPC).
+    offered: Option<BTreeSet<String>>,
+    transport: Transport,
+    public_listener: bool,
+    limits: Limits,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// A member that is present, even as `null`, is `Some`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// Splits a module list (`"chain, net,rpc"`) into trimmed names. An empty string is an empty
+/// list, which offers nothing but `rpc`.
+pub fn parse_module_list(s: &str) -> BTreeSet<String> {
+    s.split(',').map(str::trim).filter(|m| !m.is_empty()).map(str::to_string).collect()
+}
+
+/// Builds the JSON text of a response. The id is echoed byte for byte.
+fn response(id: &str, body: Result<Value, RpcError>) -> String {
+    match body {
+        Ok(v) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{v}}}"#),
+        Err(e) => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#,
+            serde_json::to_string(&e).expect("error objects serialize")
+        ),
+    }
+}
+
+/// An error response with id `null`.
+pub fn error_response(e: RpcError) -> String {
+    response("null", Err(e))
+}
+
+fn valid_id(raw: &RawValue) -> bool {
+    !matches!(raw.get().as_bytes().first(), Some(b'{') | Some(b'['))
+}
+
+impl Dispatcher {
+    /// A dispatcher for one endpoint. `offered` is the endpoint's module list (`None` for all
+    /// modules, as IPC); `rpc` is always offered.
+    pub fn new(
+        registry: Arc<Registry>,
+        offered: Option<BTreeSet<String>>,
+        transport: Transport,
+        public_listener: bool,
+        limits: Limits,
+    ) -> Dispatcher {
+        Dispatcher { registry, offered, transport, public_listener, limits }
+    }
+
+    pub fn transport(&self) -> Transport {
+        self.transport
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// True when this endpoint offers `module`.
+    pub fn offers(&self, module: &str) -> bool {
+        module == "rpc" || self.offered.as_ref().is_none_or(|o| o.contains(module))
+    }
+
+    /// The modules this endpoint offers that exist, `rpc` included, sorted (`rpc_modules`).
+    pub fn modules(&self) -> Vec<&'static str> {
+        self.registry.modules().into_iter().filter(|m| self.offers(m)).collect()
+    }
+
+    /// Handles one request body: a single message or a batch. `parse_error_text` is what a
+    /// syntax error answers; HTTP passes `Some("parse error")`, streams `None` (the decoder's
+    /// text, and the connection is closed).
+    pub fn handle_bytes(&self, body: &[u8], conn: Option<&Arc<Connection>>) -> Outcome {
+        let stream = self.transport != Transport::Http;
+        // Only the first JSON value counts; trailing bytes are ignored, as the reference does.
+        let first = serde_json::Deserializer::from_slice(body).into_iter::<&RawValue>().next();
+        match first {
+            None => Outcome::default(),
+            Some(Ok(raw)) => Outcome { reply: self.handle_value(raw, conn), close: false },
+            Some(Err(e)) => {
+                let text = if stream { e.to_string() } else { "parse error".to_string() };
+                Outcome { reply: Some(error_response(RpcError::parse(text))), close: stream }
+            }
+        }
+    }
+
+    /// Handles one decoded JSON value (object or batch array).
+    pub fn handle_value(&self, raw: &RawValue, conn: Option<&Arc<Connection>>) -> Option<String> {
+        let text = raw.get();
+        if text.starts_with('[') {
+            let items: Vec<&RawValue> = match serde_json::from_str(text) {
+                Ok(v) => v,
+                Err(e) => return Some(error_response(RpcError::parse(e.to_string()))),
+            };
+            if items.is_empty() {
+                return Some(error_response(RpcError::new(super::error::INVALID_REQUEST, "empty batch")));
+            }
+            if items.len() > self.limits.max_batch {
+                return Some(error_response(RpcError::new(
+                    super::error::INVALID_REQUEST,
+                    format!("batch too large: {} calls, at most {} allowed", items.len(), self.limits.max_batch),
+                )));
+            }
+            let replies: Vec<String> = items.into_iter().filter_map(|m| self.handle_one(m, conn)).collect();
+            if replies.is_empty() {
+                return None;
+            }
+            return Some(format!("[{}]", replies.join(",")));
+        }
+        self.handle_one(raw, conn)
+    }
+
+    fn handle_one(&self, raw: &RawValue, conn: Option<&Arc<Connection>>) -> Option<String> {
+        let msg: Message = match serde_json::from_str(raw.get()) {
+            Ok(m) => m,
+            Err(_) => {
+                // Not an object, or members of the wrong type: answer with the id if we can
+                // still find a usable one.
+                let id = serde_json::from_str::<Value>(raw.get())
+                    .ok()
+                    .and_then(|v| v.get("id").cloned())
+                    .filter(|v| !v.is_object() && !v.is_array())
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "null".into());
+                return Some(response(&id, Err(RpcError::invalid_request())));
+            }
+        };
+        let method = msg.method.as_deref().unwrap_or("");
+        let id = msg.id.filter(|i| valid_id(i));
+        if method.is_empty() {
+            if id.is_some() && msg.params.is_none() && (msg.result.is_some() || msg.error.is_some()) {
+                return None; // an inbound response: client-side traffic, dropped
+            }
+            let id_text = id.map(RawValue::get).unwrap_or("null");
+            return Some(response(id_text, Err(RpcError::invalid_request())));
+        }
+        let notification = msg.id.is_none();
+        if notification && method.ends_with("_subscription") {
+            return None;
+        }
+        if !notification && id.is_none() {
+            return Some(response("null", Err(RpcError::invalid_request())));
+        }
+        let version_ok = msg.jsonrpc.is_some_and(|v| v.get() == "\"2.0\"");
+        let result = if !version_ok {
+            Err(RpcError::invalid_request())
+        } else {
+            let params = msg.params.map(|p| serde_json::from_str::<Value>(p.get()).unwrap_or(Value::Null));
+            self.call(method, params, conn)
+        };
+        if notification {
+            return None;
+        }
+        Some(response(id.map(RawValue::get).unwrap_or("null"), result))
+    }
+
+    /// Runs one call: method lookup (gated by module), parameter count, the handler.
+    pub fn call(&self, method: &str, params: Option<Value>, conn: Option<&Arc<Connection>>) -> Result<Value, RpcError> {
+        if method.ends_with("_unsubscribe") {
+            return self.unsubscribe(params, conn);
+        }
+        if method.ends_with("_subscribe") {
+            return self.subscribe(method, params, conn);
+        }
+        if method == "rpc_modules" {
+            let m: BTreeMap<&str, &str> = self.modules().into_iter().map(|m| (m, "1.0")).collect();
+            return Ok(serde_json::to_value(m).expect("a map of strings serializes"));
+        }
+        let Some(reg) = self.registry.methods.get(method) else {
+            return Err(RpcError::method_not_found(method));
+        };
+        if !self.offers(reg.spec.module()) {
+            return Err(RpcError::method_not_found(method));
+        }
+        let params = Params::from_value(params)?;
+        params.at_most(reg.spec.params.len())?;
+        let call = Call { method, transport: self.transport, public_listener: self.public_listener, conn };
+        match catch_unwind(AssertUnwindSafe(|| (reg.handler)(&call, &params))) {
+            Ok(r) => r,
+            Err(_) => Err(RpcError::server("method handler crashed")),
+        }
+    }
+
+    fn subscribe(&self, method: &str, params: Option<Value>, conn: Option<&Arc<Connection>>) -> Result<Value, RpcError> {
+        let module = method.split_once('_').map(|(m, _)| m).unwrap_or(method);
+        if !self.offers(module) || !self.registry.modules().contains(module) {
+            return Err(RpcError::method_not_found(method));
+        }
+        let Some(conn) = conn else {
+            return Err(RpcError::server("notifications not supported"));
+        };
+        let limit = self.registry.limit.get();
+        if conn.subscription_count() as i64 >= limit {
+            return Err(SubscriptionLimit::exceeded(limit));
+        }
+        let params = Params::from_value(params)?;
+        let name = match params.raw(0) {
+            Some(Value::String(s)) => s.clone(),
+            _ => return Err(RpcError::invalid_params("expected subscription name as first argument")),
+        };
+        let Some(kind) = self.registry.kinds.get(&(module.to_string(), name.clone())) else {
+            return Err(RpcError::new(
+                super::error::METHOD_NOT_FOUND,
+                format!("no \"{name}\" subscription in {module} namespace"),
+            ));
+        };
+        let notifier = conn.add(module);
+        let id = notifier.id().to_string();
+        if let Err(e) = kind.subscribe(&params.shift(), notifier) {
+            conn.remove(&id);
+            return Err(e);
+        }
+        Ok(Value::String(id))
+    }
+
+    fn unsubscribe(&self, params: Option<Value>, conn: Option<&Arc<Connection>>) -> Result<Value, RpcError> {
+        let params = Params::from_value(params)?;
+        let id: String = params.required(0)?;
+        match conn {
+            Some(c) if c.remove(&id) => Ok(Value::Bool(true)),
+            _ => Err(RpcError::server("subscription not found")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn echo_spec() -> MethodSpec {
+        const P: &[ParamSpec] = &[
+            ParamSpec { name: "a", kind: ParamKind::String, optional: false },
+            ParamSpec { name: "b", kind: ParamKind::Integer, optional: true },
+        ];
+        MethodSpec { name: "test_echo", params: P, summary: "echo" }
+    }
+
+    fn dispatcher(offered: Option<&str>) -> Dispatcher {
+        let mut r = Registry::default();
+        r.register(echo_spec(), Arc::new(|_c: &Call, p: &Params| Ok(json!([p.required::<String>(0)?, p.optional::<u64>(1)?]))));
+        const NONE: &[ParamSpec] = &[];
+        r.register(MethodSpec { name: "test_panic", params: NONE, summary: "" }, Arc::new(|_c: &Call, _p: &Params| panic!("boom")));
+        r.register(MethodSpec { name: "other_x", params: NONE, summary: "" }, Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))));
+        Dispatcher::new(Arc::new(r), offered.map(parse_module_list), Transport::Http, false, DEFAULT_LIMITS)
+    }
+
+    fn reply(d: &Dispatcher, body: &str) -> Option<String> {
+        d.handle_bytes(body.as_bytes(), None).reply
+    }
+
+    #[test]
+    fn envelope_rules() {
+        let d = dispatcher(None);
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["x"]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"result":["x",null]}"#);
+        // The id is echoed byte for byte, null included.
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1.50,"method":"test_echo","params":["x",2]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1.50,"result":["x",2]}"#);
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":null,"method":"test_echo","params":["x"]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":null,"result":["x",null]}"#);
+        // Notifications get nothing, not even errors.
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","method":"test_nope"}"#), None);
+        // jsonrpc 2.0 is required (DECISIONS.md).
+        assert_eq!(reply(&d, r#"{"id":7,"method":"test_echo","params":["x"]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request"}}"#);
+        assert_eq!(reply(&d, r#"{"jsonrpc":"1.0","id":7,"method":"test_echo","params":["x"]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request"}}"#);
+        assert_eq!(reply(&d, "1").unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#);
+        assert_eq!(reply(&d, "{}").unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#);
+        assert_eq!(reply(&d, r#"{"id":1}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request"}}"#);
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":{"a":1},"method":"test_echo"}"#).unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#);
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":5}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request"}}"#);
+        // Inbound responses are dropped.
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"result":5}"#), None);
+        assert_eq!(reply(&d, "   "), None);
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"#).unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#);
+    }
+
+    #[test]
+    fn methods_params_and_gating() {
+        let d = dispatcher(Some("test"));
+        let err = |body: &str| -> Value { serde_json::from_str::<Value>(&reply(&d, body).unwrap()).unwrap()["error"].clone() };
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_nope","params":5}"#), json!({"code":-32601,"message":"the method test_nope does not exist/is not available"}));
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"other_x"}"#), json!({"code":-32601,"message":"the method other_x does not exist/is not available"}));
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":{}}"#), json!({"code":-32602,"message":"non-array args"}));
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":[]}"#), json!({"code":-32602,"message":"missing value for required argument 0"}));
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["a",1,2]}"#), json!({"code":-32602,"message":"too many arguments, want at most 2"}));
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_panic","params":[1,2]}"#), json!({"code":-32000,"message":"method handler crashed"}));
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"result":{"rpc":"1.0","test":"1.0"}}"#);
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"chain_subscribe","params":["newHeads"]}"#)["code"], -32601);
+        let d = dispatcher(Some(""));
+        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"result":{"rpc":"1.0"}}"#);
+    }
+
+    #[test]
+    fn batches() {
+        let d = dispatcher(None);
+        assert_eq!(reply(&d, "[]").unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"empty batch"}}"#);
+        assert_eq!(
+            reply(&d, r#"[{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["a"]},{"jsonrpc":"2.0","method":"test_echo","params":["n"]},1,{"jsonrpc":"2.0","id":"b","method":"nope"}]"#).unwrap(),
+            r#"[{"jsonrpc":"2.0","id":1,"result":["a",null]},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"the method nope does not exist/is not available"}}]"#
+        );
+        assert_eq!(reply(&d, r#"[{"jsonrpc":"2.0","method":"test_echo","params":["n"]}]"#), None);
+        let big = format!("[{}]", vec![r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#; 1001].join(","));
+        assert_eq!(reply(&d, &big).unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large: 1001 calls, at most 1000 allowed"}}"#);
+    }
+
+    #[test]
+    fn subscriptions_need_a_stream_and_respect_the_limit() {
+        let mut r = Registry::default();
+        const NONE: &[ParamSpec] = &[];
+        r.register(MethodSpec { name: "chain_x", params: NONE, summary: "" }, Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))));
+        let feed = super::super::pubsub::Feed::new();
+        r.register_subscription("chain", "newHeads", Arc::new(super::super::pubsub::FeedKind(feed.clone())));
+        let r = Arc::new(r);
+        let http = Dispatcher::new(r.clone(), None, Transport::Http, false, DEFAULT_LIMITS);
+        assert_eq!(http.call("chain_subscribe", Some(json!(["newHeads"])), None).unwrap_err().message, "notifications not supported");
+        assert_eq!(http.call("chain_unsubscribe", Some(json!(["0x1"])), None).unwrap_err().message, "subscription not found");
+        let ws = Dispatcher::new(r.clone(), None, Transport::Ws, false, DEFAULT_LIMITS);
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let conn = Connection::new(move |m| tx.send(m).is_ok());
+        assert_eq!(ws.call("chain_subscribe", Some(json!(["nope"])), Some(&conn)).unwrap_err(), RpcError::new(-32601, "no \"nope\" subscription in chain namespace"));
+        assert_eq!(ws.call("chain_subscribe", Some(json!([5])), Some(&conn)).unwrap_err().message, "expected subscription name as first argument");
+        assert_eq!(ws.call("chain_subscribe", Some(json!(["newHeads", 1])), Some(&conn)).unwrap_err().code, -32602);
+        assert_eq!(conn.subscription_count(), 0, "a failed subscribe leaves nothing behind");
+        r.limit().set(2);
+        let a = ws.call("chain_subscribe", Some(json!(["newHeads"])), Some(&conn)).unwrap();
+        ws.call("chain_subscribe", Some(json!(["newHeads"])), Some(&conn)).unwrap();
+        assert_eq!(
+            ws.call("chain_subscribe", Some(json!(["newHeads"])), Some(&conn)).unwrap_err().message,
+            "Maximum 2 subscriptions are allowed for a websocket connection. The limit can be updated with 'admin_setMaxSubscriptionPerWSConn' API"
+        );
+        assert_eq!(ws.call("foo_unsubscribe", Some(json!([a])), Some(&conn)).unwrap(), json!(true));
+        conn.activate();
+        feed.publish(&json!({"n": 1}));
+        assert_eq!(rx.try_iter().count(), 1, "one live subscription gets one notification");
+    }
+}
