@@ -66,6 +66,16 @@ impl Address {
         hex::encode(self.0)
     }
 
+    /// Appends `0x` + 40 lower-case hex digits to `out` (no allocation per address).
+    pub fn write_hex0x(&self, out: &mut Vec<u8>) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        out.extend_from_slice(b"0x");
+        for b in self.0 {
+            out.push(DIGITS[(b >> 4) as usize]);
+            out.push(DIGITS[(b & 15) as usize]);
+        }
+    }
+
     pub fn is_zero(&self) -> bool {
         self.0 == [0u8; 20]
     }
@@ -130,10 +140,11 @@ impl FromStr for Address {
     }
 }
 
-/// A secp256k1 private key. The bytes live in a zeroizing buffer; `Debug` never shows them.
+/// A secp256k1 private key, held as a `k256` signing key (its scalar is zeroized on drop,
+/// and its public point is computed once, not at every signature). `Debug` never shows it.
 #[derive(Clone)]
 pub struct SecretKey {
-    bytes: Zeroizing<[u8; 32]>,
+    key: SigningKey,
 }
 
 impl fmt::Debug for SecretKey {
@@ -162,9 +173,8 @@ impl SecretKey {
         if b >= &GROUP_ORDER[..] {
             return Err(CryptoError::KeyTooLarge);
         }
-        let mut bytes = Zeroizing::new([0u8; 32]);
-        bytes.copy_from_slice(b);
-        Ok(SecretKey { bytes })
+        let key = SigningKey::from_slice(b).map_err(|_| CryptoError::KeyTooLarge)?;
+        Ok(SecretKey { key })
     }
 
     /// A fresh key from the operating system's secure random source.
@@ -178,19 +188,22 @@ impl SecretKey {
         }
     }
 
-    /// The 32 key bytes, big-endian. Callers must not copy them out of a zeroizing buffer.
-    pub fn as_bytes(&self) -> &[u8; 32] {
-        &self.bytes
+    /// The 32 key bytes, big-endian, in a zeroizing buffer.
+    pub fn to_bytes(&self) -> Zeroizing<[u8; 32]> {
+        let mut out = Zeroizing::new([0u8; 32]);
+        let mut fb = self.key.to_bytes();
+        out.copy_from_slice(&fb);
+        zeroize::Zeroize::zeroize(fb.as_mut_slice());
+        out
     }
 
-    fn signing_key(&self) -> SigningKey {
-        // from_slice validated the range, so this cannot fail.
-        SigningKey::from_slice(&self.bytes[..]).expect("validated secret key")
+    fn signing_key(&self) -> &SigningKey {
+        &self.key
     }
 
     /// The key's own address (Keccak-256 of the uncompressed public key, last 20 bytes).
     pub fn address(&self) -> Address {
-        let vk = *self.signing_key().verifying_key();
+        let vk = self.signing_key().verifying_key();
         let point = vk.to_encoded_point(false);
         let mut xy = [0u8; 64];
         xy.copy_from_slice(&point.as_bytes()[1..]);
@@ -346,6 +359,14 @@ mod tests {
         let k = SecretKey::from_slice(&[7u8; 32]).unwrap();
         let d = format!("{k:?}");
         assert!(!d.contains("07"), "{d}");
+    }
+
+    #[test]
+    fn hex_writer_matches_display() {
+        let a = Address([0xab; 20]);
+        let mut out = Vec::new();
+        a.write_hex0x(&mut out);
+        assert_eq!(String::from_utf8(out).unwrap(), a.to_string());
     }
 
     #[test]

@@ -20,7 +20,7 @@ fn independent_v1_and_v4_files_decrypt_to_their_keys() {
         let pw = c["password"].as_str().unwrap();
         let key = decrypt_for(&bytes, address, pw).unwrap_or_else(|e| panic!("{}: {e}", c["name"]));
         assert_eq!(
-            hex::encode(key.as_bytes()),
+            hex::encode(*key.to_bytes()),
             c["private_key"].as_str().unwrap(),
             "{}",
             c["name"]

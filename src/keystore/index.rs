@@ -18,9 +18,12 @@
 //! included, writes key files by rename.
 
 use std::collections::HashMap;
+use std::ffi::{CStr, CString};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::io::{AsRawFd, FromRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -36,7 +39,7 @@ pub const CACHE_FILE: &str = ".chain-keystore-index";
 pub const RACY_WINDOW: Duration = Duration::from_secs(1);
 /// Files larger than this are not key files; only this much of them is read.
 const MAX_KEY_FILE: u64 = 1 << 20;
-const CACHE_MAGIC: &[u8; 8] = b"CKSIDX01";
+const CACHE_MAGIC: &[u8; 8] = b"CKSIDX02";
 
 /// What identifies one version of a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,11 +59,23 @@ impl Stamp {
             ino: m.ino(),
         }
     }
+
+    fn of_stat(st: &libc::stat) -> Stamp {
+        Stamp {
+            mtime_sec: st.st_mtime,
+            mtime_nsec: st.st_mtime_nsec as u32,
+            size: st.st_size as u64,
+            ino: st.st_ino,
+        }
+    }
 }
 
-#[derive(Debug, Clone)]
+/// One file of the directory. Its name lives in the index's arena, so that a listing of
+/// 100,000 files makes a handful of allocations, not 100,000.
+#[derive(Debug, Clone, Copy)]
 struct Entry {
-    name: String,
+    name_at: u32,
+    name_len: u16,
     stamp: Stamp,
     /// `None`: the file is not a usable key file (unreadable, not JSON, no address, zero
     /// address). It stays known so that it is only read again once it changes.
@@ -102,6 +117,8 @@ pub struct RefreshStats {
 #[derive(Debug)]
 pub struct Index {
     dir: PathBuf,
+    /// File names, back to back; entries point into it.
+    names: Vec<u8>,
     /// Sorted by file name, i.e. by URL as the reference orders wallets.
     entries: Vec<Entry>,
     stamp: Option<DirStamp>,
@@ -126,20 +143,115 @@ pub fn read_address(path: &Path) -> Option<Address> {
 }
 
 fn address_of(buf: &[u8]) -> Option<Address> {
+    // Only an object has a top-level `address` member; serde would otherwise read a JSON
+    // array into the struct positionally.
+    if buf.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
     let mut it = serde_json::Deserializer::from_slice(buf).into_iter::<AddressOnly>();
     let v = it.next()?.ok()?;
     let a = Address::parse_lenient(v.address?.as_ref())?;
     (!a.is_zero()).then_some(a)
 }
 
-fn skipped_name(name: &str) -> bool {
-    name.starts_with('.') || name.ends_with('~')
+fn skipped_name(name: &[u8]) -> bool {
+    name.first() == Some(&b'.') || name.last() == Some(&b'~')
+}
+
+/// An open directory, for `openat`/`fstatat` by bare name: the kernel does not walk the
+/// absolute path again for each of 100,000 files.
+struct DirFd(RawFd);
+
+impl DirFd {
+    fn open(dir: &Path) -> Option<DirFd> {
+        let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: a valid C string; the descriptor is owned by the returned value.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        (fd >= 0).then_some(DirFd(fd))
+    }
+
+    /// `lstat` of `name`: `None` unless it is a regular file.
+    fn stat(&self, name: &CStr) -> Option<Stamp> {
+        // SAFETY: `st` is written by fstatat before it is read; the name is a C string.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::fstatat(self.0, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+        (r == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFREG).then(|| Stamp::of_stat(&st))
+    }
+
+    /// Opens `name` (never following a link, never blocking on a FIFO) and reads its address.
+    /// `None` when it is not a regular file; `Some((stamp, None))` when it is one but holds
+    /// no usable address or cannot be read.
+    fn read(&self, name: &CStr) -> Option<(Stamp, Option<Address>)> {
+        // SAFETY: a C string and flags; the descriptor is owned by the File below.
+        let fd = unsafe {
+            libc::openat(
+                self.0,
+                name.as_ptr(),
+                libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NONBLOCK,
+            )
+        };
+        if fd < 0 {
+            // Unreadable (no permission): known, with no address, until its stamp changes.
+            return self.stat(name).map(|s| (s, None));
+        }
+        // SAFETY: fd is a fresh descriptor we own.
+        let f = unsafe { File::from_raw_fd(fd) };
+        let meta = f.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let mut buf = Vec::with_capacity((meta.len() as usize).min(MAX_KEY_FILE as usize) + 1);
+        let address = f
+            .take(MAX_KEY_FILE)
+            .read_to_end(&mut buf)
+            .ok()
+            .and_then(|_| address_of(&buf));
+        Some((Stamp::of(&meta), address))
+    }
+}
+
+impl Drop for DirFd {
+    fn drop(&mut self) {
+        // SAFETY: closing the descriptor we own.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+impl AsRawFd for DirFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+/// A name found by readdir, and what is known of it from before.
+struct Candidate {
+    name: CString,
+    old: Option<(Stamp, Option<Address>)>,
+}
+
+/// What the scan learned of one candidate: its stamp and address, and whether it was read.
+type Found = Option<(Stamp, Option<Address>, bool)>;
+
+fn examine(dir: &DirFd, c: &Candidate) -> Found {
+    if let Some((old_stamp, old_addr)) = c.old {
+        let now = dir.stat(&c.name)?;
+        if now == old_stamp {
+            return Some((now, old_addr, false));
+        }
+    }
+    dir.read(&c.name).map(|(s, a)| (s, a, true))
 }
 
 impl Index {
     pub fn new(dir: impl Into<PathBuf>) -> Index {
         Index {
             dir: dir.into(),
+            names: Vec::new(),
             entries: Vec::new(),
             stamp: None,
             by_address: None,
@@ -152,6 +264,14 @@ impl Index {
         &self.dir
     }
 
+    fn name(&self, e: &Entry) -> &[u8] {
+        &self.names[e.name_at as usize..e.name_at as usize + e.name_len as usize]
+    }
+
+    fn path(&self, e: &Entry) -> PathBuf {
+        self.dir.join(std::ffi::OsStr::from_bytes(self.name(e)))
+    }
+
     /// Brings the index up to date with the directory (see the module doc for the cost).
     /// A missing directory is an empty keystore, not an error.
     pub fn refresh(&mut self) {
@@ -161,6 +281,7 @@ impl Index {
             _ => {
                 if !self.entries.is_empty() || self.stamp.is_some() {
                     self.entries.clear();
+                    self.names.clear();
                     self.stamp = None;
                     self.by_address = None;
                 }
@@ -174,7 +295,8 @@ impl Index {
         }
         if !self.loaded_cache {
             self.loaded_cache = true;
-            if let Some((stamp, entries)) = load_cache(&self.dir) {
+            if let Some((stamp, names, entries)) = load_cache(&self.dir) {
+                self.names = names;
                 self.entries = entries;
                 self.stamp = Some(stamp);
                 self.by_address = None;
@@ -189,50 +311,64 @@ impl Index {
 
     fn full_scan(&mut self, dir_sec: i64, dir_nsec: u32) {
         self.last.scanned = true;
-        let Ok(rd) = fs::read_dir(&self.dir) else {
+        let (Ok(rd), Some(dirfd)) = (fs::read_dir(&self.dir), DirFd::open(&self.dir)) else {
             return;
         };
-        let old: HashMap<&str, &Entry> =
-            self.entries.iter().map(|e| (e.name.as_str(), e)).collect();
-        let mut next: Vec<Entry> = Vec::with_capacity(self.entries.len());
-        let mut to_read: Vec<usize> = Vec::new();
+        let old: HashMap<&[u8], (Stamp, Option<Address>)> = self
+            .entries
+            .iter()
+            .map(|e| (self.name(e), (e.stamp, e.address)))
+            .collect();
+        let mut candidates = Vec::with_capacity(self.entries.len() + 16);
         for de in rd.flatten() {
-            let Ok(name) = de.file_name().into_string() else {
+            let name = de.file_name();
+            let bytes = name.as_bytes();
+            if skipped_name(bytes) || bytes.len() > u16::MAX as usize {
+                continue;
+            }
+            // d_type from readdir: directories, links and other non-regular files are
+            // skipped without a system call (DT_UNKNOWN is settled by fstatat/openat).
+            match de.file_type() {
+                Ok(t) if t.is_dir() || t.is_symlink() => continue,
+                _ => {}
+            }
+            let Ok(cname) = CString::new(bytes) else {
                 continue;
             };
-            if skipped_name(&name) {
-                continue;
-            }
-            // d_type from readdir: directories, symbolic links and other non-regular files
-            // are skipped without a stat.
-            match de.file_type() {
-                Ok(t) if t.is_file() => {}
-                _ => continue,
-            }
-            let Ok(meta) = de.metadata() else { continue };
-            let stamp = Stamp::of(&meta);
-            match old.get(name.as_str()) {
-                Some(e) if e.stamp == stamp => next.push((*e).clone()),
-                _ => {
-                    to_read.push(next.len());
-                    next.push(Entry {
-                        name,
-                        stamp,
-                        address: None,
-                    });
-                }
-            }
+            let old = old.get(bytes).copied();
+            candidates.push(Candidate { name: cname, old });
         }
-        self.last.files_read = to_read.len();
-        read_addresses(&self.dir, &mut next, &to_read);
-        next.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        drop(old);
+        let found = examine_all(&dirfd, &candidates);
+        let mut names =
+            Vec::with_capacity(candidates.iter().map(|c| c.name.as_bytes().len()).sum());
+        let mut entries = Vec::with_capacity(candidates.len());
+        let mut order: Vec<usize> = (0..candidates.len()).collect();
+        order.sort_unstable_by(|&a, &b| candidates[a].name.cmp(&candidates[b].name));
+        for i in order {
+            let Some((stamp, address, read)) = found[i] else {
+                continue;
+            };
+            if read {
+                self.last.files_read += 1;
+            }
+            let n = candidates[i].name.as_bytes();
+            entries.push(Entry {
+                name_at: names.len() as u32,
+                name_len: n.len() as u16,
+                stamp,
+                address,
+            });
+            names.extend_from_slice(n);
+        }
         let scanned_at = SystemTime::now();
         let dir_time = UNIX_EPOCH + Duration::new(dir_sec.max(0) as u64, dir_nsec);
         let trusted = scanned_at
             .duration_since(dir_time)
             .map(|d| d >= RACY_WINDOW)
             .unwrap_or(false);
-        self.entries = next;
+        self.names = names;
+        self.entries = entries;
         self.stamp = Some(DirStamp {
             mtime_sec: dir_sec,
             mtime_nsec: dir_nsec,
@@ -243,21 +379,20 @@ impl Index {
 
     /// Records a key file this process has just written, so that it is listed at once.
     pub fn note_written(&mut self, path: &Path, address: Address) {
-        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            return;
-        };
+        let Some(name) = path.file_name() else { return };
+        let name = name.as_bytes();
         let Ok(meta) = fs::symlink_metadata(path) else {
             return;
         };
+        let at = self.entries.binary_search_by(|e| self.name(e).cmp(name));
         let entry = Entry {
-            name: name.to_string(),
+            name_at: self.names.len() as u32,
+            name_len: name.len() as u16,
             stamp: Stamp::of(&meta),
             address: Some(address),
         };
-        match self
-            .entries
-            .binary_search_by(|e| e.name.as_bytes().cmp(name.as_bytes()))
-        {
+        self.names.extend_from_slice(name);
+        match at {
             Ok(i) => self.entries[i] = entry,
             Err(i) => self.entries.insert(i, entry),
         }
@@ -275,15 +410,21 @@ impl Index {
             .filter_map(|e| {
                 e.address.map(|address| Account {
                     address,
-                    path: self.dir.join(&e.name),
+                    path: self.path(e),
                 })
             })
             .collect()
     }
 
+    /// The addresses of every account, in the order of [`Index::accounts`], without building
+    /// their paths.
+    pub fn addresses(&self) -> impl Iterator<Item = Address> + '_ {
+        self.entries.iter().filter_map(|e| e.address)
+    }
+
     /// Number of accounts listed.
     pub fn len(&self) -> usize {
-        self.entries.iter().filter(|e| e.address.is_some()).count()
+        self.addresses().count()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -302,23 +443,25 @@ impl Index {
             }
             m
         });
-        map.get(&address)
-            .map(|v| v.iter().map(|&i| self.dir.join(&entries[i].name)).collect())
-            .unwrap_or_default()
+        let idx: Vec<usize> = map.get(&address).cloned().unwrap_or_default();
+        idx.into_iter()
+            .map(|i| self.path(&self.entries[i]))
+            .collect()
     }
 
     fn save_cache(&self) {
         let Some(stamp) = self.stamp else { return };
         let path = self.dir.join(CACHE_FILE);
-        let mut buf = Vec::with_capacity(64 + self.entries.len() * 128);
+        let mut buf = Vec::with_capacity(64 + self.names.len() + self.entries.len() * 56);
         buf.extend_from_slice(CACHE_MAGIC);
         buf.extend_from_slice(&stamp.mtime_sec.to_le_bytes());
         buf.extend_from_slice(&stamp.mtime_nsec.to_le_bytes());
         buf.push(stamp.trusted as u8);
         buf.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
         for e in &self.entries {
-            buf.extend_from_slice(&(e.name.len() as u16).to_le_bytes());
-            buf.extend_from_slice(e.name.as_bytes());
+            let name = self.name(e);
+            buf.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            buf.extend_from_slice(name);
             buf.extend_from_slice(&e.stamp.mtime_sec.to_le_bytes());
             buf.extend_from_slice(&e.stamp.mtime_nsec.to_le_bytes());
             buf.extend_from_slice(&e.stamp.size.to_le_bytes());
@@ -352,46 +495,30 @@ impl Index {
     }
 }
 
-/// Reads the addresses of `next[i]` for every i in `to_read`, on a few threads when there are
-/// many (a cold start of a large keystore is dominated by open/read system calls).
-fn read_addresses(dir: &Path, next: &mut [Entry], to_read: &[usize]) {
+/// Examines every candidate (a `stat` for known names, an open and read for new or changed
+/// ones), on a few threads when there are many: a cold start of a large keystore is
+/// dominated by system calls.
+fn examine_all(dir: &DirFd, candidates: &[Candidate]) -> Vec<Found> {
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(8);
-    if to_read.len() < 256 || threads == 1 {
-        for &i in to_read {
-            next[i].address = read_address(&dir.join(&next[i].name));
-        }
-        return;
+        .clamp(1, 8);
+    if candidates.len() < 512 || threads == 1 {
+        return candidates.iter().map(|c| examine(dir, c)).collect();
     }
-    let chunk = to_read.len().div_ceil(threads);
-    let results: Vec<Vec<(usize, Option<Address>)>> = std::thread::scope(|s| {
-        let next = &*next;
-        let handles: Vec<_> = to_read
+    let chunk = candidates.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = candidates
             .chunks(chunk)
             .map(|part| {
-                s.spawn(move || {
-                    let mut path = dir.to_path_buf();
-                    part.iter()
-                        .map(|&i| {
-                            path.push(&next[i].name);
-                            let a = read_address(&path);
-                            path.pop();
-                            (i, a)
-                        })
-                        .collect()
-                })
+                s.spawn(move || part.iter().map(|c| examine(dir, c)).collect::<Vec<Found>>())
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("index reader panicked"))
+            .flat_map(|h| h.join().expect("index scanner panicked"))
             .collect()
-    });
-    for (i, a) in results.into_iter().flatten() {
-        next[i].address = a;
-    }
+    })
 }
 
 fn checksum(data: &[u8]) -> u64 {
@@ -419,30 +546,38 @@ impl<'a> Reader<'a> {
         self.pos += n;
         Some(s)
     }
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N)?.try_into().ok()
+    }
     fn u8(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
     }
     fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
+        Some(u16::from_le_bytes(self.array()?))
     }
     fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+        Some(u32::from_le_bytes(self.array()?))
     }
     fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+        Some(u64::from_le_bytes(self.array()?))
     }
     fn i64(&mut self) -> Option<i64> {
-        Some(i64::from_le_bytes(self.take(8)?.try_into().ok()?))
+        Some(i64::from_le_bytes(self.array()?))
     }
 }
 
-fn load_cache(dir: &Path) -> Option<(DirStamp, Vec<Entry>)> {
+/// Reads the saved index: its stamp, the name arena (the file's own bytes, so names are not
+/// copied) and the entries.
+fn load_cache(dir: &Path) -> Option<(DirStamp, Vec<u8>, Vec<Entry>)> {
     let mut f = File::open(dir.join(CACHE_FILE)).ok()?;
     flock(&f, libc::LOCK_SH).ok()?;
     let mut buf = Vec::new();
     f.read_to_end(&mut buf).ok()?;
     drop(f);
-    if buf.len() < CACHE_MAGIC.len() + 8 || &buf[..8] != CACHE_MAGIC {
+    if buf.len() < CACHE_MAGIC.len() + 8
+        || &buf[..8] != CACHE_MAGIC
+        || buf.len() > u32::MAX as usize
+    {
         return None;
     }
     let (body, sum) = buf.split_at(buf.len() - 8);
@@ -457,9 +592,16 @@ fn load_cache(dir: &Path) -> Option<(DirStamp, Vec<Entry>)> {
     };
     let count = r.u64()? as usize;
     let mut entries = Vec::with_capacity(count.min(body.len() / 40));
+    let mut prev: Option<&[u8]> = None;
     for _ in 0..count {
-        let len = r.u16()? as usize;
-        let name = std::str::from_utf8(r.take(len)?).ok()?.to_string();
+        let len = r.u16()?;
+        let name_at = r.pos as u32;
+        let name = r.take(len as usize)?;
+        // Names must come sorted and be ones a scan would keep; anything else is damage.
+        if skipped_name(name) || name.contains(&0) || prev.is_some_and(|p| p >= name) {
+            return None;
+        }
+        prev = Some(name);
         let stamp = Stamp {
             mtime_sec: r.i64()?,
             mtime_nsec: r.u32()?,
@@ -467,16 +609,21 @@ fn load_cache(dir: &Path) -> Option<(DirStamp, Vec<Entry>)> {
             ino: r.u64()?,
         };
         let address = match r.u8()? {
-            1 => Some(Address(r.take(20)?.try_into().ok()?)),
-            _ => None,
+            1 => Some(Address(r.array()?)),
+            0 => None,
+            _ => return None,
         };
         entries.push(Entry {
-            name,
+            name_at,
+            name_len: len,
             stamp,
             address,
         });
     }
-    (r.pos == body.len()).then_some((stamp, entries))
+    if r.pos != body.len() {
+        return None;
+    }
+    Some((stamp, buf, entries))
 }
 
 #[cfg(test)]
@@ -496,6 +643,7 @@ mod tests {
         assert!(address_of(b"").is_none());
         assert!(address_of(b"not json").is_none());
         assert!(address_of(br#"{"id":"x"}"#).is_none());
+        assert!(address_of(br#"["819104a190255e0cedbdd9d5f59a557633d79db1"]"#).is_none());
     }
 
     #[test]

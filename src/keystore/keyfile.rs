@@ -162,7 +162,7 @@ impl Encrypted {
         }
         let crypto = parsed.keys.first().ok_or(Error::NoKeyInFile)?;
         let got = crypto.decrypt_with_derived(&self.derived, parsed.version)?;
-        if got.as_bytes() != key.as_bytes() {
+        if *got.to_bytes() != *key.to_bytes() {
             return Err(Error::InvalidKeyFile("written key differs".into()));
         }
         Ok(())
@@ -180,7 +180,7 @@ pub fn encrypt(
     let salt: [u8; 32] = random_bytes();
     let iv: [u8; 16] = random_bytes();
     let dk = derive_scrypt(passphrase, &salt, params);
-    let mut ct = Zeroizing::new(*key.as_bytes());
+    let mut ct = key.to_bytes();
     aes_ctr(&dk[..16], &iv, &mut ct[..]);
     let mac = keccak256_concat(&[&dk[16..32], &ct[..]]);
     let (addr_hex, ct_hex, iv_hex, salt_hex, mac_hex) = (
@@ -487,7 +487,7 @@ mod tests {
         let v3 = br#"{"address":"45dea0fb0bba44f4fcf290bba71fd57d7117cbb8","crypto":{"cipher":"aes-128-ctr","ciphertext":"b87781948a1befd247bff51ef4063f716cf6c2d3481163e9a8f42e1f9bb74145","cipherparams":{"iv":"dc4926b48a105133d2f16b96833abf1e"},"kdf":"scrypt","kdfparams":{"dklen":32,"n":2,"p":1,"r":8,"salt":"004244bbdc51cadda545b1cfa43cff9ed2ae88e08c61f1479dbb45410722f8f0"},"mac":"39990c1684557447940d4c69e06b1b82b2aceacb43f284df65c956daf3046b85"},"id":"ce541d8d-c79b-40f8-9f8c-20f59616faba","version":3}"#;
         let f = parse(v3).unwrap();
         assert_eq!(
-            hex::encode(f.decrypt("").unwrap().as_bytes()),
+            hex::encode(*f.decrypt("").unwrap().to_bytes()),
             "33ff86a4a29a842eedd42a84f569d945c771857d4ddb639de730a547f08030c3"
         );
         let v4 = br#"{"version":4,"id":"7a0a8557-22a5-4c90-b554-d6f3b13783ea","address":"0x86bce8c859f5f304aa30adb89f2f7b6ee5a0d6e2","keyring":[{"ciphertext":"696d0e8e8bd21ff1f82f7c87b6964f0f17f8bfbd52141069b59f084555f277b7","cipherparams":{"iv":"1fd13e0524fa1095c5f80627f1d24cbd"},"cipher":"aes-128-ctr","kdf":"scrypt","kdfparams":{"dklen":32,"salt":"7ee980925cef6a60553cda3e91cb8e3c62733f64579f633d0f86ce050c151e26","n":4096,"r":8,"p":1},"mac":"8684d8dc4bf17318cd46c85dbd9a9ec5d9b290e04d78d4f6b5be9c413ff30ea4"}]}"#;
@@ -498,7 +498,7 @@ mod tests {
         );
         let k = f.decrypt("password").unwrap();
         assert_eq!(
-            hex::encode(k.as_bytes()),
+            hex::encode(*k.to_bytes()),
             "36e0a792553f94a7660e5484cfc8367e7d56a383261175b9abced7416a5d87df"
         );
         assert_eq!(
@@ -525,7 +525,7 @@ mod tests {
         assert_eq!(v["address"], "819104a190255e0cedbdd9d5f59a557633d79db1");
         assert_eq!(v["crypto"]["kdfparams"]["n"], 16);
         let f = parse(&enc.json).unwrap();
-        assert_eq!(f.decrypt("1234").unwrap().as_bytes(), k.as_bytes());
+        assert_eq!(*f.decrypt("1234").unwrap().to_bytes(), *k.to_bytes());
         enc.verify_copy(&enc.json, &k, k.address()).unwrap();
         let mut torn = enc.json.clone();
         torn.truncate(torn.len() - 5);
