@@ -8,10 +8,16 @@
 //! - [`keytool`]: the `chain-keytool` command (its clap definition and behaviour); the binary
 //!   in `src/bin/` only calls it.
 
+pub mod api;
+pub mod chainctl;
+pub mod clock;
+pub mod console;
 pub mod crypto;
 pub mod datadir;
 pub mod keystore;
 pub mod keytool;
+pub mod log;
 pub mod manpage;
+pub mod node;
 pub mod passphrase;
 pub mod rpc;

@@ -25,3 +25,8 @@ fn check(cmd: clap::Command) {
 fn keytool_man_pages_match_the_clap_definition() {
     check(chain_node::keytool::command());
 }
+
+#[test]
+fn chaind_man_page_matches_the_clap_definition() {
+    check(chain_node::node::Config::command());
+}

@@ -10,11 +10,12 @@ mod error;
 pub mod index;
 pub mod keydata;
 pub mod keyfile;
+pub mod unlock;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 pub use error::Error;
 pub use index::{Account, Index};
@@ -34,33 +35,18 @@ pub struct Keystore {
 
 /// `UTC--<YYYY-MM-DDTHH-MM-SS.NNNNNNNNNZ>--<40 hex address>`, the reference's key file name.
 pub fn key_file_name(time: SystemTime, address: Address) -> String {
-    let d = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, day) = civil_from_days(days);
+    let t = crate::clock::UtcTime::from(time);
     format!(
-        "UTC--{y:04}-{m:02}-{day:02}T{:02}-{:02}-{:02}.{:09}Z--{}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_nanos(),
+        "UTC--{:04}-{:02}-{:02}T{:02}-{:02}-{:02}.{:09}Z--{}",
+        t.year,
+        t.month,
+        t.day,
+        t.hour,
+        t.minute,
+        t.second,
+        t.nanos,
         address.to_hex()
     )
-}
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 impl Keystore {
@@ -209,6 +195,7 @@ pub fn decrypt_for(bytes: &[u8], address: Address, passphrase: &str) -> Result<S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn key_file_names_follow_the_reference_pattern() {

@@ -29,7 +29,10 @@ impl HttpConfig {
             port,
             cors: Vec::new(),
             vhosts: vec!["localhost".into()],
-            workers: std::thread::available_parallelism().map(|n| n.get() * 2).unwrap_or(4).max(4),
+            workers: std::thread::available_parallelism()
+                .map(|n| n.get() * 2)
+                .unwrap_or(4)
+                .max(4),
             body_timeout: Duration::from_secs(30),
         }
     }
@@ -49,7 +52,12 @@ pub struct WsConfig {
 
 impl WsConfig {
     pub fn new(host: impl Into<String>, port: u16) -> WsConfig {
-        WsConfig { host: host.into(), port, origins: Vec::new(), max_connections: 3000 }
+        WsConfig {
+            host: host.into(),
+            port,
+            origins: Vec::new(),
+            max_connections: 3000,
+        }
     }
 }
 
@@ -64,11 +72,16 @@ pub fn bind_address(host: &str, port: u16) -> io::Result<SocketAddr> {
     if host.eq_ignore_ascii_case("localhost") {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }
-    let h = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-    (h, port)
-        .to_socket_addrs()?
-        .next()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("cannot resolve host {host}")))
+    let h = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    (h, port).to_socket_addrs()?.next().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("cannot resolve host {host}"),
+        )
+    })
 }
 
 /// A running transport endpoint. Dropping it does not stop it; call [`Endpoint::stop`].

@@ -20,7 +20,10 @@ pub const SERVER_ERROR: i64 = -32000;
 
 impl RpcError {
     pub fn new(code: i64, message: impl Into<String>) -> RpcError {
-        RpcError { code, message: message.into() }
+        RpcError {
+            code,
+            message: message.into(),
+        }
     }
 
     /// -32700 with `message` (`parse error` over HTTP, the decoder's text on streams).
@@ -35,7 +38,10 @@ impl RpcError {
 
     /// -32601 `the method <name> does not exist/is not available`.
     pub fn method_not_found(name: &str) -> RpcError {
-        RpcError::new(METHOD_NOT_FOUND, format!("the method {name} does not exist/is not available"))
+        RpcError::new(
+            METHOD_NOT_FOUND,
+            format!("the method {name} does not exist/is not available"),
+        )
     }
 
     /// -32602 with `message`.

@@ -1,13 +1,20 @@
 //! The JSON-RPC layer: one transport-independent [`server::Dispatcher`] and thin transports
 //! that move bytes in and out. This module knows nothing of the keystore or of any API.
 
+pub mod client;
 pub mod endpoint;
 pub mod error;
+pub mod http;
+pub mod ipc;
 pub mod params;
 pub mod pubsub;
 pub mod server;
+pub mod ws;
 
 pub use error::RpcError;
 pub use params::{FromParam, HexBytes, Params};
 pub use pubsub::{Connection, Feed, FeedKind, Notifier, SubscriptionKind, SubscriptionLimit};
-pub use server::{Call, Dispatcher, Handler, Limits, MethodSpec, Outcome, ParamKind, ParamSpec, Registry, Transport};
+pub use server::{
+    Call, Dispatcher, Handler, Limits, MethodSpec, Outcome, ParamKind, ParamSpec, Registry,
+    Transport,
+};

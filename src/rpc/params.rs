@@ -50,7 +50,9 @@ impl Params {
     /// without parameters ignore surplus elements, as the reference does.
     pub fn at_most(&self, n: usize) -> Result<(), RpcError> {
         if n > 0 && self.items.len() > n {
-            return Err(RpcError::invalid_params(format!("too many arguments, want at most {n}")));
+            return Err(RpcError::invalid_params(format!(
+                "too many arguments, want at most {n}"
+            )));
         }
         Ok(())
     }
@@ -58,10 +60,9 @@ impl Params {
     /// Required element `i`: `missing value for required argument <i>` when absent; `null` is
     /// handed to the decoder (strings take it as `""`, addresses refuse it).
     pub fn required<T: FromParam>(&self, i: usize) -> Result<T, RpcError> {
-        let v = self
-            .items
-            .get(i)
-            .ok_or_else(|| RpcError::invalid_params(format!("missing value for required argument {i}")))?;
+        let v = self.items.get(i).ok_or_else(|| {
+            RpcError::invalid_params(format!("missing value for required argument {i}"))
+        })?;
         T::from_param(v).map_err(|m| RpcError::invalid_params(format!("invalid argument {i}: {m}")))
     }
 
@@ -99,7 +100,10 @@ impl FromParam for String {
         match v {
             Value::Null => Ok(String::new()),
             Value::String(s) => Ok(s.clone()),
-            other => Err(format!("cannot unmarshal {} into a string", type_name(other))),
+            other => Err(format!(
+                "cannot unmarshal {} into a string",
+                type_name(other)
+            )),
         }
     }
 }
@@ -166,7 +170,12 @@ impl FromParam for HexBytes {
     fn from_param(v: &Value) -> Result<HexBytes, String> {
         let s = match v {
             Value::String(s) => s,
-            other => return Err(format!("cannot unmarshal non-string ({}) into hex bytes", type_name(other))),
+            other => {
+                return Err(format!(
+                    "cannot unmarshal non-string ({}) into hex bytes",
+                    type_name(other)
+                ))
+            }
         };
         if s.is_empty() {
             return Ok(HexBytes(Vec::new()));
@@ -178,7 +187,9 @@ impl FromParam for HexBytes {
         if body.len() % 2 != 0 {
             return Err("hex string of odd length".into());
         }
-        hex::decode(body).map(HexBytes).map_err(|_| "invalid hex string".into())
+        hex::decode(body)
+            .map(HexBytes)
+            .map_err(|_| "invalid hex string".into())
     }
 }
 
@@ -195,31 +206,71 @@ mod tests {
     fn absent_null_and_non_array() {
         assert!(Params::from_value(None).unwrap().is_empty());
         assert!(Params::from_value(Some(Value::Null)).unwrap().is_empty());
-        assert_eq!(Params::from_value(Some(json!({"a":1}))).unwrap_err().message, "non-array args");
-        assert_eq!(Params::from_value(Some(json!("x"))).unwrap_err().code, -32602);
+        assert_eq!(
+            Params::from_value(Some(json!({"a":1})))
+                .unwrap_err()
+                .message,
+            "non-array args"
+        );
+        assert_eq!(
+            Params::from_value(Some(json!("x"))).unwrap_err().code,
+            -32602
+        );
     }
 
     #[test]
     fn missing_surplus_and_invalid_arguments() {
         let ps = p(json!(["a"]));
-        assert_eq!(ps.required::<String>(1).unwrap_err().message, "missing value for required argument 1");
-        assert_eq!(p(json!([1, 2, 3])).at_most(2).unwrap_err().message, "too many arguments, want at most 2");
+        assert_eq!(
+            ps.required::<String>(1).unwrap_err().message,
+            "missing value for required argument 1"
+        );
+        assert_eq!(
+            p(json!([1, 2, 3])).at_most(2).unwrap_err().message,
+            "too many arguments, want at most 2"
+        );
         assert!(p(json!([1, 2, 3])).at_most(0).is_ok());
-        assert_eq!(p(json!([5])).required::<String>(0).unwrap_err().message, "invalid argument 0: cannot unmarshal number into a string");
+        assert_eq!(
+            p(json!([5])).required::<String>(0).unwrap_err().message,
+            "invalid argument 0: cannot unmarshal number into a string"
+        );
         assert_eq!(p(json!([null])).required::<String>(0).unwrap(), "");
         assert_eq!(p(json!([null])).optional::<u64>(0).unwrap(), None);
-        assert_eq!(p(json!([-1])).required::<u64>(0).unwrap_err().message, "invalid argument 0: cannot unmarshal number -1 into an unsigned 64-bit integer");
+        assert_eq!(
+            p(json!([-1])).required::<u64>(0).unwrap_err().message,
+            "invalid argument 0: cannot unmarshal number -1 into an unsigned 64-bit integer"
+        );
         assert_eq!(p(json!([1.5])).required::<u64>(0).unwrap_err().code, -32602);
     }
 
     #[test]
     fn hex_bytes() {
-        assert_eq!(HexBytes::from_param(&json!("0x")).unwrap().0, Vec::<u8>::new());
-        assert_eq!(HexBytes::from_param(&json!("")).unwrap().0, Vec::<u8>::new());
-        assert_eq!(HexBytes::from_param(&json!("0X0aff")).unwrap().0, vec![10, 255]);
-        assert_eq!(HexBytes::from_param(&json!("abcd")).unwrap_err(), "hex string without 0x prefix");
-        assert_eq!(HexBytes::from_param(&json!("0xabc")).unwrap_err(), "hex string of odd length");
-        assert_eq!(HexBytes::from_param(&json!("0xzz")).unwrap_err(), "invalid hex string");
-        assert!(HexBytes::from_param(&json!(null)).unwrap_err().starts_with("cannot unmarshal non-string"));
+        assert_eq!(
+            HexBytes::from_param(&json!("0x")).unwrap().0,
+            Vec::<u8>::new()
+        );
+        assert_eq!(
+            HexBytes::from_param(&json!("")).unwrap().0,
+            Vec::<u8>::new()
+        );
+        assert_eq!(
+            HexBytes::from_param(&json!("0X0aff")).unwrap().0,
+            vec![10, 255]
+        );
+        assert_eq!(
+            HexBytes::from_param(&json!("abcd")).unwrap_err(),
+            "hex string without 0x prefix"
+        );
+        assert_eq!(
+            HexBytes::from_param(&json!("0xabc")).unwrap_err(),
+            "hex string of odd length"
+        );
+        assert_eq!(
+            HexBytes::from_param(&json!("0xzz")).unwrap_err(),
+            "invalid hex string"
+        );
+        assert!(HexBytes::from_param(&json!(null))
+            .unwrap_err()
+            .starts_with("cannot unmarshal non-string"));
     }
 }

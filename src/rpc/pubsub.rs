@@ -70,7 +70,11 @@ impl Connection {
     /// A connection whose outgoing messages go to `sink` (typically a channel to the
     /// connection's writer, so that no lock is held across a network write).
     pub fn new(sink: impl Fn(String) -> bool + Send + Sync + 'static) -> Arc<Connection> {
-        Arc::new(Connection { sink: Box::new(sink), subs: Mutex::new(HashMap::new()), closed: AtomicBool::new(false) })
+        Arc::new(Connection {
+            sink: Box::new(sink),
+            subs: Mutex::new(HashMap::new()),
+            closed: AtomicBool::new(false),
+        })
     }
 
     fn subs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<SubState>>> {
@@ -92,7 +96,10 @@ impl Connection {
             pending: Mutex::new(Some(Vec::new())),
         });
         self.subs().insert(id, state.clone());
-        Notifier { conn: Arc::downgrade(self), state }
+        Notifier {
+            conn: Arc::downgrade(self),
+            state,
+        }
     }
 
     /// Removes subscription `id`: false when this connection has no such subscription.
@@ -144,7 +151,10 @@ impl Notifier {
     /// True while the subscription lives (not unsubscribed, connection open).
     pub fn is_live(&self) -> bool {
         !self.state.cancelled.load(Ordering::SeqCst)
-            && self.conn.upgrade().is_some_and(|c| !c.closed.load(Ordering::SeqCst))
+            && self
+                .conn
+                .upgrade()
+                .is_some_and(|c| !c.closed.load(Ordering::SeqCst))
     }
 
     /// Sends `{"jsonrpc":"2.0","method":"<module>_subscription","params":{"subscription":id,
@@ -154,7 +164,9 @@ impl Notifier {
         if !self.is_live() {
             return false;
         }
-        let Some(conn) = self.conn.upgrade() else { return false };
+        let Some(conn) = self.conn.upgrade() else {
+            return false;
+        };
         let msg = serde_json::json!({
             "jsonrpc": "2.0",
             "method": self.state.method,
@@ -194,10 +206,21 @@ impl Feed {
 
     /// Sends `payload` to every live subscriber and forgets the dead ones.
     pub fn publish(&self, payload: &Value) {
-        let subs: Vec<Notifier> = self.subscribers.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let dead: Vec<String> = subs.iter().filter(|n| !n.notify(payload)).map(|n| n.id().to_string()).collect();
+        let subs: Vec<Notifier> = self
+            .subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let dead: Vec<String> = subs
+            .iter()
+            .filter(|n| !n.notify(payload))
+            .map(|n| n.id().to_string())
+            .collect();
         if !dead.is_empty() {
-            self.subscribers.lock().unwrap_or_else(|e| e.into_inner()).retain(|n| !dead.iter().any(|d| d == n.id()));
+            self.subscribers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|n| !dead.iter().any(|d| d == n.id()));
         }
     }
 
@@ -216,9 +239,15 @@ impl SubscriptionKind for FeedKind {
     fn subscribe(&self, args: &Params, notifier: Notifier) -> Result<(), RpcError> {
         // The name was argument 0, so surplus arguments start at index 1.
         if !args.is_empty() {
-            return Err(RpcError::invalid_params("too many arguments, want at most 1"));
+            return Err(RpcError::invalid_params(
+                "too many arguments, want at most 1",
+            ));
         }
-        self.0.subscribers.lock().unwrap_or_else(|e| e.into_inner()).push(notifier);
+        self.0
+            .subscribers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(notifier);
         Ok(())
     }
 }
@@ -234,9 +263,14 @@ mod tests {
         let conn = Connection::new(move |m| tx.send(m).is_ok());
         let feed = Feed::new();
         let n = conn.add("chain");
-        FeedKind(feed.clone()).subscribe(&Params::default(), n.clone()).unwrap();
+        FeedKind(feed.clone())
+            .subscribe(&Params::default(), n.clone())
+            .unwrap();
         feed.publish(&serde_json::json!(1));
-        assert!(rx.try_recv().is_err(), "buffered until the response is written");
+        assert!(
+            rx.try_recv().is_err(),
+            "buffered until the response is written"
+        );
         conn.activate();
         let m: Value = serde_json::from_str(&rx.try_recv().unwrap()).unwrap();
         assert_eq!(m["method"], "chain_subscription");

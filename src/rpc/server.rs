@@ -47,7 +47,10 @@ pub struct MethodSpec {
 impl MethodSpec {
     /// The module: the text before the first `_`.
     pub fn module(&self) -> &'static str {
-        self.name.split_once('_').map(|(m, _)| m).unwrap_or(self.name)
+        self.name
+            .split_once('_')
+            .map(|(m, _)| m)
+            .unwrap_or(self.name)
     }
 }
 
@@ -87,20 +90,33 @@ pub struct Registry {
 
 impl Registry {
     pub fn new(limit: SubscriptionLimit) -> Registry {
-        Registry { limit, ..Registry::default() }
+        Registry {
+            limit,
+            ..Registry::default()
+        }
     }
 
     /// Registers `handler` for `spec`. Panics on a second registration of one name: the
     /// method table is built once at start-up and a clash is a programming error.
     pub fn register(&mut self, spec: MethodSpec, handler: Handler) {
-        assert!(spec.name.contains('_'), "method {} has no module", spec.name);
+        assert!(
+            spec.name.contains('_'),
+            "method {} has no module",
+            spec.name
+        );
         let prev = self.methods.insert(spec.name, Registered { spec, handler });
         assert!(prev.is_none(), "method {} registered twice", spec.name);
     }
 
     /// Registers subscription `name` of `module` (`<module>_subscribe` with `[name, ...]`).
-    pub fn register_subscription(&mut self, module: &str, name: &str, kind: Arc<dyn SubscriptionKind>) {
-        self.kinds.insert((module.to_string(), name.to_string()), kind);
+    pub fn register_subscription(
+        &mut self,
+        module: &str,
+        name: &str,
+        kind: Arc<dyn SubscriptionKind>,
+    ) {
+        self.kinds
+            .insert((module.to_string(), name.to_string()), kind);
     }
 
     pub fn limit(&self) -> &SubscriptionLimit {
@@ -109,7 +125,8 @@ impl Registry {
 
     /// Every registered module, `rpc` included.
     pub fn modules(&self) -> BTreeSet<&'static str> {
-        let mut m: BTreeSet<&'static str> = self.methods.values().map(|r| r.spec.module()).collect();
+        let mut m: BTreeSet<&'static str> =
+            self.methods.values().map(|r| r.spec.module()).collect();
         m.insert("rpc");
         m
     }
@@ -132,7 +149,10 @@ pub struct Limits {
 }
 
 /// The reference's 512 KiB request limit, and a batch limit of our own.
-pub const DEFAULT_LIMITS: Limits = Limits { max_request_bytes: 524_288, max_batch: 1000 };
+pub const DEFAULT_LIMITS: Limits = Limits {
+    max_request_bytes: 524_288,
+    max_batch: 1000,
+};
 
 /// What to write back for one request.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -179,7 +199,59 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 /// Splits a module list (`"chain, net,rpc"`) into trimmed names. An empty string is an empty
 /// list, which offers nothing but `rpc`.
 pub fn parse_module_list(s: &str) -> BTreeSet<String> {
-    s.split(',').map(str::trim).filter(|m| !m.is_empty()).map(str::to_string).collect()
+    s.split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The deepest nesting of arrays and objects a request may have (serde_json's own limit for
+/// typed decoding; raw values are skipped without one, so we check before decoding).
+pub const MAX_DEPTH: usize = 128;
+
+/// Tracks the nesting depth of a JSON byte stream fed in pieces, strings and escapes
+/// included, so that an over-deep request is refused before it is parsed or fully buffered.
+#[derive(Debug, Default, Clone)]
+pub struct NestingScanner {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl NestingScanner {
+    /// Feeds `bytes`; false once the depth has exceeded [`MAX_DEPTH`].
+    pub fn feed(&mut self, bytes: &[u8]) -> bool {
+        for &b in bytes {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    if self.depth > MAX_DEPTH {
+                        return false;
+                    }
+                }
+                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        true
+    }
+}
+
+/// The error for a request nested deeper than [`MAX_DEPTH`].
+pub fn too_deep() -> RpcError {
+    RpcError::parse(format!("exceeded maximum nesting depth of {MAX_DEPTH}"))
 }
 
 /// Builds the JSON text of a response. The id is echoed byte for byte.
@@ -212,7 +284,13 @@ impl Dispatcher {
         public_listener: bool,
         limits: Limits,
     ) -> Dispatcher {
-        Dispatcher { registry, offered, transport, public_listener, limits }
+        Dispatcher {
+            registry,
+            offered,
+            transport,
+            public_listener,
+            limits,
+        }
     }
 
     pub fn transport(&self) -> Transport {
@@ -230,22 +308,49 @@ impl Dispatcher {
 
     /// The modules this endpoint offers that exist, `rpc` included, sorted (`rpc_modules`).
     pub fn modules(&self) -> Vec<&'static str> {
-        self.registry.modules().into_iter().filter(|m| self.offers(m)).collect()
+        self.registry
+            .modules()
+            .into_iter()
+            .filter(|m| self.offers(m))
+            .collect()
     }
 
-    /// Handles one request body: a single message or a batch. `parse_error_text` is what a
-    /// syntax error answers; HTTP passes `Some("parse error")`, streams `None` (the decoder's
-    /// text, and the connection is closed).
+    /// Handles one request body: a single message or a batch. A syntax error answers
+    /// `parse error` over HTTP; on stream transports it answers the decoder's text and asks
+    /// for the connection to be closed.
     pub fn handle_bytes(&self, body: &[u8], conn: Option<&Arc<Connection>>) -> Outcome {
         let stream = self.transport != Transport::Http;
+        if !NestingScanner::default().feed(body) {
+            let e = if stream {
+                too_deep()
+            } else {
+                RpcError::parse("parse error")
+            };
+            return Outcome {
+                reply: Some(error_response(e)),
+                close: stream,
+            };
+        }
         // Only the first JSON value counts; trailing bytes are ignored, as the reference does.
-        let first = serde_json::Deserializer::from_slice(body).into_iter::<&RawValue>().next();
+        let first = serde_json::Deserializer::from_slice(body)
+            .into_iter::<&RawValue>()
+            .next();
         match first {
             None => Outcome::default(),
-            Some(Ok(raw)) => Outcome { reply: self.handle_value(raw, conn), close: false },
+            Some(Ok(raw)) => Outcome {
+                reply: self.handle_value(raw, conn),
+                close: false,
+            },
             Some(Err(e)) => {
-                let text = if stream { e.to_string() } else { "parse error".to_string() };
-                Outcome { reply: Some(error_response(RpcError::parse(text))), close: stream }
+                let text = if stream {
+                    e.to_string()
+                } else {
+                    "parse error".to_string()
+                };
+                Outcome {
+                    reply: Some(error_response(RpcError::parse(text))),
+                    close: stream,
+                }
             }
         }
     }
@@ -253,21 +358,34 @@ impl Dispatcher {
     /// Handles one decoded JSON value (object or batch array).
     pub fn handle_value(&self, raw: &RawValue, conn: Option<&Arc<Connection>>) -> Option<String> {
         let text = raw.get();
+        if !NestingScanner::default().feed(text.as_bytes()) {
+            return Some(error_response(too_deep()));
+        }
         if text.starts_with('[') {
             let items: Vec<&RawValue> = match serde_json::from_str(text) {
                 Ok(v) => v,
                 Err(e) => return Some(error_response(RpcError::parse(e.to_string()))),
             };
             if items.is_empty() {
-                return Some(error_response(RpcError::new(super::error::INVALID_REQUEST, "empty batch")));
+                return Some(error_response(RpcError::new(
+                    super::error::INVALID_REQUEST,
+                    "empty batch",
+                )));
             }
             if items.len() > self.limits.max_batch {
                 return Some(error_response(RpcError::new(
                     super::error::INVALID_REQUEST,
-                    format!("batch too large: {} calls, at most {} allowed", items.len(), self.limits.max_batch),
+                    format!(
+                        "batch too large: {} calls, at most {} allowed",
+                        items.len(),
+                        self.limits.max_batch
+                    ),
                 )));
             }
-            let replies: Vec<String> = items.into_iter().filter_map(|m| self.handle_one(m, conn)).collect();
+            let replies: Vec<String> = items
+                .into_iter()
+                .filter_map(|m| self.handle_one(m, conn))
+                .collect();
             if replies.is_empty() {
                 return None;
             }
@@ -277,7 +395,13 @@ impl Dispatcher {
     }
 
     fn handle_one(&self, raw: &RawValue, conn: Option<&Arc<Connection>>) -> Option<String> {
-        let msg: Message = match serde_json::from_str(raw.get()) {
+        // Only an object is a message: serde would read an array into the struct by position.
+        let parsed = if raw.get().starts_with('{') {
+            serde_json::from_str::<Message>(raw.get())
+        } else {
+            Err(serde::de::Error::custom("not an object"))
+        };
+        let msg: Message = match parsed {
             Ok(m) => m,
             Err(_) => {
                 // Not an object, or members of the wrong type: answer with the id if we can
@@ -294,7 +418,8 @@ impl Dispatcher {
         let method = msg.method.as_deref().unwrap_or("");
         let id = msg.id.filter(|i| valid_id(i));
         if method.is_empty() {
-            if id.is_some() && msg.params.is_none() && (msg.result.is_some() || msg.error.is_some()) {
+            if id.is_some() && msg.params.is_none() && (msg.result.is_some() || msg.error.is_some())
+            {
                 return None; // an inbound response: client-side traffic, dropped
             }
             let id_text = id.map(RawValue::get).unwrap_or("null");
@@ -311,7 +436,9 @@ impl Dispatcher {
         let result = if !version_ok {
             Err(RpcError::invalid_request())
         } else {
-            let params = msg.params.map(|p| serde_json::from_str::<Value>(p.get()).unwrap_or(Value::Null));
+            let params = msg
+                .params
+                .map(|p| serde_json::from_str::<Value>(p.get()).unwrap_or(Value::Null));
             self.call(method, params, conn)
         };
         if notification {
@@ -321,7 +448,12 @@ impl Dispatcher {
     }
 
     /// Runs one call: method lookup (gated by module), parameter count, the handler.
-    pub fn call(&self, method: &str, params: Option<Value>, conn: Option<&Arc<Connection>>) -> Result<Value, RpcError> {
+    pub fn call(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        conn: Option<&Arc<Connection>>,
+    ) -> Result<Value, RpcError> {
         if method.ends_with("_unsubscribe") {
             return self.unsubscribe(params, conn);
         }
@@ -329,6 +461,7 @@ impl Dispatcher {
             return self.subscribe(method, params, conn);
         }
         if method == "rpc_modules" {
+            Params::from_value(params)?;
             let m: BTreeMap<&str, &str> = self.modules().into_iter().map(|m| (m, "1.0")).collect();
             return Ok(serde_json::to_value(m).expect("a map of strings serializes"));
         }
@@ -340,14 +473,24 @@ impl Dispatcher {
         }
         let params = Params::from_value(params)?;
         params.at_most(reg.spec.params.len())?;
-        let call = Call { method, transport: self.transport, public_listener: self.public_listener, conn };
+        let call = Call {
+            method,
+            transport: self.transport,
+            public_listener: self.public_listener,
+            conn,
+        };
         match catch_unwind(AssertUnwindSafe(|| (reg.handler)(&call, &params))) {
             Ok(r) => r,
             Err(_) => Err(RpcError::server("method handler crashed")),
         }
     }
 
-    fn subscribe(&self, method: &str, params: Option<Value>, conn: Option<&Arc<Connection>>) -> Result<Value, RpcError> {
+    fn subscribe(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        conn: Option<&Arc<Connection>>,
+    ) -> Result<Value, RpcError> {
         let module = method.split_once('_').map(|(m, _)| m).unwrap_or(method);
         if !self.offers(module) || !self.registry.modules().contains(module) {
             return Err(RpcError::method_not_found(method));
@@ -362,7 +505,11 @@ impl Dispatcher {
         let params = Params::from_value(params)?;
         let name = match params.raw(0) {
             Some(Value::String(s)) => s.clone(),
-            _ => return Err(RpcError::invalid_params("expected subscription name as first argument")),
+            _ => {
+                return Err(RpcError::invalid_params(
+                    "expected subscription name as first argument",
+                ))
+            }
         };
         let Some(kind) = self.registry.kinds.get(&(module.to_string(), name.clone())) else {
             return Err(RpcError::new(
@@ -379,7 +526,11 @@ impl Dispatcher {
         Ok(Value::String(id))
     }
 
-    fn unsubscribe(&self, params: Option<Value>, conn: Option<&Arc<Connection>>) -> Result<Value, RpcError> {
+    fn unsubscribe(
+        &self,
+        params: Option<Value>,
+        conn: Option<&Arc<Connection>>,
+    ) -> Result<Value, RpcError> {
         let params = Params::from_value(params)?;
         let id: String = params.required(0)?;
         match conn {
@@ -396,19 +547,56 @@ mod tests {
 
     fn echo_spec() -> MethodSpec {
         const P: &[ParamSpec] = &[
-            ParamSpec { name: "a", kind: ParamKind::String, optional: false },
-            ParamSpec { name: "b", kind: ParamKind::Integer, optional: true },
+            ParamSpec {
+                name: "a",
+                kind: ParamKind::String,
+                optional: false,
+            },
+            ParamSpec {
+                name: "b",
+                kind: ParamKind::Integer,
+                optional: true,
+            },
         ];
-        MethodSpec { name: "test_echo", params: P, summary: "echo" }
+        MethodSpec {
+            name: "test_echo",
+            params: P,
+            summary: "echo",
+        }
     }
 
     fn dispatcher(offered: Option<&str>) -> Dispatcher {
         let mut r = Registry::default();
-        r.register(echo_spec(), Arc::new(|_c: &Call, p: &Params| Ok(json!([p.required::<String>(0)?, p.optional::<u64>(1)?]))));
+        r.register(
+            echo_spec(),
+            Arc::new(|_c: &Call, p: &Params| {
+                Ok(json!([p.required::<String>(0)?, p.optional::<u64>(1)?]))
+            }),
+        );
         const NONE: &[ParamSpec] = &[];
-        r.register(MethodSpec { name: "test_panic", params: NONE, summary: "" }, Arc::new(|_c: &Call, _p: &Params| panic!("boom")));
-        r.register(MethodSpec { name: "other_x", params: NONE, summary: "" }, Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))));
-        Dispatcher::new(Arc::new(r), offered.map(parse_module_list), Transport::Http, false, DEFAULT_LIMITS)
+        r.register(
+            MethodSpec {
+                name: "test_panic",
+                params: NONE,
+                summary: "",
+            },
+            Arc::new(|_c: &Call, _p: &Params| panic!("boom")),
+        );
+        r.register(
+            MethodSpec {
+                name: "other_x",
+                params: NONE,
+                summary: "",
+            },
+            Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))),
+        );
+        Dispatcher::new(
+            Arc::new(r),
+            offered.map(parse_module_list),
+            Transport::Http,
+            false,
+            DEFAULT_LIMITS,
+        )
     }
 
     fn reply(d: &Dispatcher, body: &str) -> Option<String> {
@@ -418,83 +606,249 @@ mod tests {
     #[test]
     fn envelope_rules() {
         let d = dispatcher(None);
-        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["x"]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"result":["x",null]}"#);
+        assert_eq!(
+            reply(
+                &d,
+                r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["x"]}"#
+            )
+            .unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"result":["x",null]}"#
+        );
         // The id is echoed byte for byte, null included.
-        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1.50,"method":"test_echo","params":["x",2]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1.50,"result":["x",2]}"#);
-        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":null,"method":"test_echo","params":["x"]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":null,"result":["x",null]}"#);
+        assert_eq!(
+            reply(
+                &d,
+                r#"{"jsonrpc":"2.0","id":1.50,"method":"test_echo","params":["x",2]}"#
+            )
+            .unwrap(),
+            r#"{"jsonrpc":"2.0","id":1.50,"result":["x",2]}"#
+        );
+        assert_eq!(
+            reply(
+                &d,
+                r#"{"jsonrpc":"2.0","id":null,"method":"test_echo","params":["x"]}"#
+            )
+            .unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"result":["x",null]}"#
+        );
         // Notifications get nothing, not even errors.
         assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","method":"test_nope"}"#), None);
         // jsonrpc 2.0 is required (DECISIONS.md).
-        assert_eq!(reply(&d, r#"{"id":7,"method":"test_echo","params":["x"]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request"}}"#);
-        assert_eq!(reply(&d, r#"{"jsonrpc":"1.0","id":7,"method":"test_echo","params":["x"]}"#).unwrap(), r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request"}}"#);
-        assert_eq!(reply(&d, "1").unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#);
-        assert_eq!(reply(&d, "{}").unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#);
-        assert_eq!(reply(&d, r#"{"id":1}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request"}}"#);
-        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":{"a":1},"method":"test_echo"}"#).unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#);
-        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":5}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request"}}"#);
+        assert_eq!(
+            reply(&d, r#"{"id":7,"method":"test_echo","params":["x"]}"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request"}}"#
+        );
+        assert_eq!(
+            reply(
+                &d,
+                r#"{"jsonrpc":"1.0","id":7,"method":"test_echo","params":["x"]}"#
+            )
+            .unwrap(),
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request"}}"#
+        );
+        assert_eq!(
+            reply(&d, "1").unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#
+        );
+        assert_eq!(
+            reply(&d, "{}").unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#
+        );
+        assert_eq!(
+            reply(&d, r#"{"id":1}"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request"}}"#
+        );
+        assert_eq!(
+            reply(&d, r#"{"jsonrpc":"2.0","id":{"a":1},"method":"test_echo"}"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}"#
+        );
+        assert_eq!(
+            reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":5}"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"invalid request"}}"#
+        );
         // Inbound responses are dropped.
         assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"result":5}"#), None);
         assert_eq!(reply(&d, "   "), None);
-        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"#).unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#);
+        assert_eq!(
+            reply(&d, r#"{"jsonrpc":"2.0","id":1,"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#
+        );
     }
 
     #[test]
     fn methods_params_and_gating() {
         let d = dispatcher(Some("test"));
-        let err = |body: &str| -> Value { serde_json::from_str::<Value>(&reply(&d, body).unwrap()).unwrap()["error"].clone() };
-        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_nope","params":5}"#), json!({"code":-32601,"message":"the method test_nope does not exist/is not available"}));
-        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"other_x"}"#), json!({"code":-32601,"message":"the method other_x does not exist/is not available"}));
-        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":{}}"#), json!({"code":-32602,"message":"non-array args"}));
-        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":[]}"#), json!({"code":-32602,"message":"missing value for required argument 0"}));
-        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["a",1,2]}"#), json!({"code":-32602,"message":"too many arguments, want at most 2"}));
-        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"test_panic","params":[1,2]}"#), json!({"code":-32000,"message":"method handler crashed"}));
-        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"result":{"rpc":"1.0","test":"1.0"}}"#);
-        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1,"method":"chain_subscribe","params":["newHeads"]}"#)["code"], -32601);
+        let err = |body: &str| -> Value {
+            serde_json::from_str::<Value>(&reply(&d, body).unwrap()).unwrap()["error"].clone()
+        };
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"test_nope","params":5}"#),
+            json!({"code":-32601,"message":"the method test_nope does not exist/is not available"})
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"other_x"}"#),
+            json!({"code":-32601,"message":"the method other_x does not exist/is not available"})
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":{}}"#),
+            json!({"code":-32602,"message":"non-array args"})
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":[]}"#),
+            json!({"code":-32602,"message":"missing value for required argument 0"})
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["a",1,2]}"#),
+            json!({"code":-32602,"message":"too many arguments, want at most 2"})
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"test_panic","params":[1,2]}"#),
+            json!({"code":-32000,"message":"method handler crashed"})
+        );
+        assert_eq!(
+            reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"rpc":"1.0","test":"1.0"}}"#
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules","params":{}}"#),
+            json!({"code":-32602,"message":"non-array args"})
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"chain_subscribe","params":["newHeads"]}"#)
+                ["code"],
+            -32601
+        );
         let d = dispatcher(Some(""));
-        assert_eq!(reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#).unwrap(), r#"{"jsonrpc":"2.0","id":1,"result":{"rpc":"1.0"}}"#);
+        assert_eq!(
+            reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"rpc":"1.0"}}"#
+        );
     }
 
     #[test]
     fn batches() {
         let d = dispatcher(None);
-        assert_eq!(reply(&d, "[]").unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"empty batch"}}"#);
+        assert_eq!(
+            reply(&d, r#"[["2.0",1,"test_echo"]]"#).unwrap(),
+            r#"[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}]"#
+        );
+        let deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
+        assert_eq!(
+            reply(&d, &deep).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#
+        );
+        let ok_depth = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["{}",{}]}}"#,
+            "[".repeat(500),
+            "[".repeat(100) + &"]".repeat(100)
+        );
+        assert!(
+            reply(&d, &ok_depth).unwrap().contains("invalid argument 1"),
+            "brackets inside strings do not count"
+        );
+        assert_eq!(
+            reply(&d, "[]").unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"empty batch"}}"#
+        );
         assert_eq!(
             reply(&d, r#"[{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["a"]},{"jsonrpc":"2.0","method":"test_echo","params":["n"]},1,{"jsonrpc":"2.0","id":"b","method":"nope"}]"#).unwrap(),
             r#"[{"jsonrpc":"2.0","id":1,"result":["a",null]},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"the method nope does not exist/is not available"}}]"#
         );
-        assert_eq!(reply(&d, r#"[{"jsonrpc":"2.0","method":"test_echo","params":["n"]}]"#), None);
-        let big = format!("[{}]", vec![r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#; 1001].join(","));
-        assert_eq!(reply(&d, &big).unwrap(), r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large: 1001 calls, at most 1000 allowed"}}"#);
+        assert_eq!(
+            reply(
+                &d,
+                r#"[{"jsonrpc":"2.0","method":"test_echo","params":["n"]}]"#
+            ),
+            None
+        );
+        let big = format!(
+            "[{}]",
+            vec![r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#; 1001].join(",")
+        );
+        assert_eq!(
+            reply(&d, &big).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large: 1001 calls, at most 1000 allowed"}}"#
+        );
     }
 
     #[test]
     fn subscriptions_need_a_stream_and_respect_the_limit() {
         let mut r = Registry::default();
         const NONE: &[ParamSpec] = &[];
-        r.register(MethodSpec { name: "chain_x", params: NONE, summary: "" }, Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))));
+        r.register(
+            MethodSpec {
+                name: "chain_x",
+                params: NONE,
+                summary: "",
+            },
+            Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))),
+        );
         let feed = super::super::pubsub::Feed::new();
-        r.register_subscription("chain", "newHeads", Arc::new(super::super::pubsub::FeedKind(feed.clone())));
+        r.register_subscription(
+            "chain",
+            "newHeads",
+            Arc::new(super::super::pubsub::FeedKind(feed.clone())),
+        );
         let r = Arc::new(r);
         let http = Dispatcher::new(r.clone(), None, Transport::Http, false, DEFAULT_LIMITS);
-        assert_eq!(http.call("chain_subscribe", Some(json!(["newHeads"])), None).unwrap_err().message, "notifications not supported");
-        assert_eq!(http.call("chain_unsubscribe", Some(json!(["0x1"])), None).unwrap_err().message, "subscription not found");
+        assert_eq!(
+            http.call("chain_subscribe", Some(json!(["newHeads"])), None)
+                .unwrap_err()
+                .message,
+            "notifications not supported"
+        );
+        assert_eq!(
+            http.call("chain_unsubscribe", Some(json!(["0x1"])), None)
+                .unwrap_err()
+                .message,
+            "subscription not found"
+        );
         let ws = Dispatcher::new(r.clone(), None, Transport::Ws, false, DEFAULT_LIMITS);
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         let conn = Connection::new(move |m| tx.send(m).is_ok());
-        assert_eq!(ws.call("chain_subscribe", Some(json!(["nope"])), Some(&conn)).unwrap_err(), RpcError::new(-32601, "no \"nope\" subscription in chain namespace"));
-        assert_eq!(ws.call("chain_subscribe", Some(json!([5])), Some(&conn)).unwrap_err().message, "expected subscription name as first argument");
-        assert_eq!(ws.call("chain_subscribe", Some(json!(["newHeads", 1])), Some(&conn)).unwrap_err().code, -32602);
-        assert_eq!(conn.subscription_count(), 0, "a failed subscribe leaves nothing behind");
+        assert_eq!(
+            ws.call("chain_subscribe", Some(json!(["nope"])), Some(&conn))
+                .unwrap_err(),
+            RpcError::new(-32601, "no \"nope\" subscription in chain namespace")
+        );
+        assert_eq!(
+            ws.call("chain_subscribe", Some(json!([5])), Some(&conn))
+                .unwrap_err()
+                .message,
+            "expected subscription name as first argument"
+        );
+        assert_eq!(
+            ws.call("chain_subscribe", Some(json!(["newHeads", 1])), Some(&conn))
+                .unwrap_err()
+                .code,
+            -32602
+        );
+        assert_eq!(
+            conn.subscription_count(),
+            0,
+            "a failed subscribe leaves nothing behind"
+        );
         r.limit().set(2);
-        let a = ws.call("chain_subscribe", Some(json!(["newHeads"])), Some(&conn)).unwrap();
-        ws.call("chain_subscribe", Some(json!(["newHeads"])), Some(&conn)).unwrap();
+        let a = ws
+            .call("chain_subscribe", Some(json!(["newHeads"])), Some(&conn))
+            .unwrap();
+        ws.call("chain_subscribe", Some(json!(["newHeads"])), Some(&conn))
+            .unwrap();
         assert_eq!(
             ws.call("chain_subscribe", Some(json!(["newHeads"])), Some(&conn)).unwrap_err().message,
             "Maximum 2 subscriptions are allowed for a websocket connection. The limit can be updated with 'admin_setMaxSubscriptionPerWSConn' API"
         );
-        assert_eq!(ws.call("foo_unsubscribe", Some(json!([a])), Some(&conn)).unwrap(), json!(true));
+        assert_eq!(
+            ws.call("foo_unsubscribe", Some(json!([a])), Some(&conn))
+                .unwrap(),
+            json!(true)
+        );
         conn.activate();
         feed.publish(&json!({"n": 1}));
-        assert_eq!(rx.try_iter().count(), 1, "one live subscription gets one notification");
+        assert_eq!(
+            rx.try_iter().count(),
+            1,
+            "one live subscription gets one notification"
+        );
     }
 }

@@ -110,3 +110,243 @@ pub fn key_files(ks: &Path) -> Vec<PathBuf> {
     v.sort();
     v
 }
+
+/// Path of the built `chaind`.
+pub fn chaind_bin() -> PathBuf {
+    // Resolved at run time: the binary is built with the tests (cargo builds every [[bin]]).
+    PathBuf::from(env!("CARGO_BIN_EXE_chain-keytool")).with_file_name("chaind")
+}
+
+/// A `chaind` started for a test: a temporary datadir, its endpoints read from the log, killed
+/// when dropped.
+pub struct Node {
+    pub child: std::process::Child,
+    pub datadir: tempfile::TempDir,
+    pub http: Option<String>,
+    pub ws: Option<String>,
+    pub ipc: Option<PathBuf>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Node {
+    /// Starts `chaind --datadir <tmp> --lightkdf ARGS...` and waits until the endpoints the
+    /// arguments ask for (`--rpc`, `--ws`, IPC unless `--ipcdisable`) are logged as opened.
+    pub fn start(args: &[&str]) -> Node {
+        Node::start_in(tempfile::tempdir().unwrap(), args)
+    }
+
+    /// As [`Node::start`] in a given datadir.
+    pub fn start_in(datadir: tempfile::TempDir, args: &[&str]) -> Node {
+        let mut child = Command::new(chaind_bin())
+            .arg("--datadir")
+            .arg(datadir.path())
+            .arg("--lightkdf")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn chaind");
+        let stderr = child.stderr.take().unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                sink.lock().unwrap().push(line.clone());
+                let _ = tx.send(line);
+            }
+        });
+        let want_http = args.contains(&"--rpc");
+        let want_ws = args.contains(&"--ws");
+        let want_ipc = !args.contains(&"--ipcdisable");
+        let mut node = Node {
+            child,
+            datadir,
+            http: None,
+            ws: None,
+            ipc: None,
+            log,
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while (want_http && node.http.is_none())
+            || (want_ws && node.ws.is_none())
+            || (want_ipc && node.ipc.is_none())
+        {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = rx.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "chaind did not open its endpoints; log:\n{}",
+                    node.log_text()
+                )
+            });
+            let url = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("url="))
+                .map(str::to_string);
+            if line.contains("HTTP endpoint opened") {
+                node.http = url;
+            } else if line.contains("WebSocket endpoint opened") {
+                node.ws = url;
+            } else if line.contains("IPC endpoint opened") {
+                node.ipc = url.map(PathBuf::from);
+            }
+        }
+        node
+    }
+
+    /// Everything the node logged so far.
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    pub fn keystore(&self) -> PathBuf {
+        self.datadir.path().join("keystore")
+    }
+
+    /// Sends SIGTERM and waits (up to `secs`) for the exit status.
+    pub fn terminate(&mut self, secs: u64) -> Option<std::process::ExitStatus> {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Some(st);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// POSTs `body` as JSON to `url` (http://127.0.0.1:PORT) and returns the status and body.
+pub fn http_post(url: &str, body: &str) -> (u16, String) {
+    http_raw(url, "POST", &[("Content-Type", "application/json")], body)
+}
+
+/// One HTTP/1.1 request over a fresh connection; returns the status and the body.
+pub fn http_raw(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let addr = url.strip_prefix("http://").unwrap().trim_end_matches('/');
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let mut req = format!(
+        "{method} / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp).unwrap();
+    let text = String::from_utf8_lossy(&resp).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let chunked = head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    (status, body)
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = &rest[n + 2..];
+    }
+    out
+}
+
+/// A JSON-RPC call over HTTP: the parsed response object.
+pub fn http_call(url: &str, method: &str, params: serde_json::Value) -> serde_json::Value {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        .to_string();
+    let (status, text) = http_post(url, &body);
+    assert_eq!(status, 200, "{text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"))
+}
+
+/// A connection to the IPC socket that sends requests and reads one JSON value per reply.
+pub struct Ipc {
+    stream: std::os::unix::net::UnixStream,
+    buf: Vec<u8>,
+}
+
+impl Ipc {
+    pub fn connect(path: &Path) -> Ipc {
+        let stream = std::os::unix::net::UnixStream::connect(path).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        Ipc {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn send(&mut self, text: &str) {
+        use std::io::Write;
+        self.stream.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// The next JSON value the server writes (None at EOF).
+    pub fn recv(&mut self) -> Option<serde_json::Value> {
+        use std::io::Read;
+        loop {
+            let mut it =
+                serde_json::Deserializer::from_slice(&self.buf).into_iter::<serde_json::Value>();
+            match it.next() {
+                Some(Ok(v)) => {
+                    let used = it.byte_offset();
+                    self.buf.drain(..used);
+                    return Some(v);
+                }
+                Some(Err(e)) if !e.is_eof() => panic!("bad JSON from server: {e}"),
+                _ => {}
+            }
+            let mut chunk = [0u8; 65536];
+            let n = self.stream.read(&mut chunk).ok()?;
+            if n == 0 {
+                return None;
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// One call: the response object.
+    pub fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+                .to_string(),
+        );
+        self.recv().expect("a response")
+    }
+}

@@ -1,0 +1,556 @@
+//! `chainctl`: the JSON-RPC client of `chaind`. The clap definition (also the source of
+//! `man/chainctl*.1`) and the behaviour of every command live here; the binary only calls
+//! [`main`]. The module and method subcommands are built from the method table
+//! ([`crate::api::spec::METHODS`]), and so are the passphrase handling and the console's
+//! completion: a method added to the table is a command here.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use serde_json::Value;
+
+use crate::api::spec;
+use crate::console::{self, LineError, Passphrases};
+use crate::datadir;
+use crate::passphrase::PassphraseError;
+use crate::rpc::client::{endpoint_kind, Client, ClientError, EndpointKind};
+use crate::rpc::{MethodSpec, ParamKind};
+
+/// The endpoint tried when no IPC socket exists in the default data directory.
+pub const FALLBACK_ENDPOINT: &str = "http://localhost:8551";
+
+/// The name of the IPC socket in a data directory.
+const IPC_NAME: &str = "chaind.ipc";
+
+const AFTER_HELP: &str = "\
+Output: the JSON `result` on stdout, pretty-printed; a string result is printed as a JSON \
+string, in double quotes (pipe through `jq -r .` for the bare text).
+
+Passphrases: a method's passphrase parameters may be left out (or given as null); each is \
+then read from the next --password-file (its first line), else prompted for without echo \
+when stdin is a terminal; without either chainctl exits with 2. Give --password-file once \
+per passphrase, in the order of the method's parameters.
+
+Exit codes: 0 success; 1 the call failed (an RPC error, printed as `error CODE: MESSAGE` on \
+stderr, or a node that cannot be reached, printed with the endpoint tried); 2 bad usage \
+(unknown module or method, bad JSON params, console syntax error, a passphrase that cannot \
+be read).";
+
+/// The clap command, for parsing, `--help` and the man pages.
+pub fn command() -> Command {
+    let mut cmd = Command::new("chainctl")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("JSON-RPC client of chaind: call a method, run a console line, or attach a console")
+        .long_about(
+            "JSON-RPC client of chaind: call any method of the node as `chainctl MODULE METHOD \
+[ARGS...]`, by its raw name with `call`, as a console line with `exec`, or interactively with \
+`attach`.",
+        )
+        .max_term_width(100)
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .after_help(AFTER_HELP)
+        .arg(
+            Arg::new("endpoint")
+                .long("endpoint")
+                .value_name("E")
+                .global(true)
+                .help(
+                    "The node: http://HOST:PORT, ws://HOST:PORT, or the path of an IPC socket \
+[default: DATADIR/chaind.ipc with --datadir; else the IPC socket of the default data \
+directory if it exists, else http://localhost:8551]",
+                ),
+        )
+        .arg(
+            Arg::new("datadir")
+                .long("datadir")
+                .value_name("DIR")
+                .value_parser(clap::value_parser!(PathBuf))
+                .global(true)
+                .help(
+                    "Data directory of the node: its chaind.ipc is the endpoint (unless \
+--endpoint is given) and the console keeps its history in DIR/chainctl_history",
+                ),
+        )
+        .arg(
+            Arg::new("password_file")
+                .long("password-file")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .action(ArgAction::Append)
+                .global(true)
+                .help(
+                    "Read a passphrase parameter left out of the arguments from the first line \
+of FILE (repeat for methods with several passphrases, in order)",
+                ),
+        )
+        .subcommand(
+            Command::new("call")
+                .about("Call a method by its raw name with a JSON array of params")
+                .arg(
+                    Arg::new("method")
+                        .value_name("METHOD")
+                        .required(true)
+                        .help("The JSON-RPC method name, e.g. personal_listAccounts"),
+                )
+                .arg(
+                    Arg::new("params")
+                        .value_name("JSON_PARAMS")
+                        .allow_hyphen_values(true)
+                        .help("The positional params as one JSON array, e.g. '[\"0x..\", null, 600]' [default: []]"),
+                ),
+        )
+        .subcommand(
+            Command::new("exec")
+                .about("Run one console line, e.g. 'admin.datadir' or 'personal.unlockAccount(\"0x..\", null, 600)'")
+                .arg(
+                    Arg::new("line")
+                        .value_name("LINE")
+                        .required(true)
+                        .allow_hyphen_values(true)
+                        .help(
+                            "module.method(args) with JavaScript-like literals: strings in \
+double or single quotes, numbers, true, false, null, arrays, objects (keys may be unquoted); \
+without parentheses the method gets no arguments",
+                        ),
+                ),
+        )
+        .subcommand(
+            Command::new("attach")
+                .about("Interactive console: module.method(args) lines with editing, history and tab completion")
+                .long_about(
+                    "Interactive console: module.method(args) lines, as `exec` takes them, \
+with line editing, tab completion of module and method names, and a history kept in \
+DIR/chainctl_history with --datadir DIR, else in ~/.chainctl_history. A missing or null \
+passphrase parameter is prompted for without echo, e.g. personal.newAccount() or \
+personal.unlockAccount(\"0x..\", null, 600); lines holding a passphrase are not recorded in \
+the history. Results are printed as pretty JSON, errors as `error CODE: MESSAGE`, and the \
+console goes on. `exit` or ctrl-d leaves.",
+                ),
+        );
+    for module in spec::modules() {
+        cmd = cmd.subcommand(module_command(module));
+    }
+    cmd
+}
+
+/// `chainctl MODULE`: one subcommand per method of the module in the table.
+fn module_command(module: &'static str) -> Command {
+    let mut cmd = Command::new(module)
+        .about(format!("Methods of the {module} module"))
+        .subcommand_required(true)
+        .arg_required_else_help(true);
+    for m in spec::METHODS.iter().filter(|m| m.module() == module) {
+        cmd = cmd.subcommand(method_command(m));
+    }
+    cmd
+}
+
+/// `chainctl MODULE METHOD [ARGS...]`, its help listing the method's parameters.
+fn method_command(m: &'static MethodSpec) -> Command {
+    let (module, method) = m.name.split_once('_').expect("table names are module_method");
+    let usage: Vec<String> = m
+        .params
+        .iter()
+        .map(|p| {
+            if p.optional || p.kind == ParamKind::Passphrase {
+                format!("[{}]", p.name)
+            } else {
+                format!("<{}>", p.name)
+            }
+        })
+        .collect();
+    let mut params = String::new();
+    for p in m.params {
+        let what = match p.kind {
+            ParamKind::String => "a string",
+            ParamKind::Passphrase => "a passphrase; leave it out or give null to read it from --password-file or a no-echo prompt",
+            ParamKind::Address => "an address, 0x + 40 hex digits",
+            ParamKind::Bytes => "0x-prefixed hex bytes",
+            ParamKind::Integer => "an integer",
+            ParamKind::Bool => "true or false",
+            ParamKind::Object => "a JSON object",
+            ParamKind::Any => "any JSON value",
+        };
+        let optional = if p.optional { ", optional" } else { "" };
+        params.push_str(&format!("\n  {}: {what}{optional}", p.name));
+    }
+    if params.is_empty() {
+        params.push_str("\n  none");
+    }
+    Command::new(method)
+        .about(m.summary)
+        .after_help(format!("JSON-RPC method {}. Parameters, in order:{params}", m.name))
+        .override_usage(format!("chainctl {module} {method} [OPTIONS] {}", usage.join(" ")).trim_end().to_string())
+        .arg(
+            Arg::new("args")
+                .value_name("ARGS")
+                .num_args(0..)
+                .allow_negative_numbers(true)
+                .help(
+                    "The positional params; each is taken as JSON when it parses as JSON (a \
+string parameter only as a quoted JSON string or null), else as a string",
+                ),
+        )
+}
+
+/// A failed command: the line for stderr and the exit code (1 the call failed, 2 bad usage).
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    /// The whole line: `error CODE: MESSAGE` for an RPC error, else `error: ...`.
+    pub message: String,
+}
+
+impl Failure {
+    fn usage(message: impl std::fmt::Display) -> Failure {
+        Failure {
+            code: 2,
+            message: format!("error: {message}"),
+        }
+    }
+}
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Failure {
+        let message = match &e {
+            ClientError::Rpc { .. } => e.to_string(),
+            _ => format!("error: {e}"),
+        };
+        Failure { code: 1, message }
+    }
+}
+
+impl From<LineError> for Failure {
+    fn from(e: LineError) -> Failure {
+        match e {
+            LineError::Client(c) => c.into(),
+            other => Failure::usage(other),
+        }
+    }
+}
+
+/// The endpoint to use: `--endpoint`, else `DATADIR/chaind.ipc` for `--datadir`, else the IPC
+/// socket of the default data directory when it exists, else [`FALLBACK_ENDPOINT`].
+pub fn resolve_endpoint(endpoint: Option<&str>, datadir: Option<&Path>) -> String {
+    if let Some(e) = endpoint {
+        return e.to_string();
+    }
+    if let Some(d) = datadir {
+        return d.join(IPC_NAME).display().to_string();
+    }
+    let ipc = datadir::default_datadir().join(IPC_NAME);
+    if ipc.exists() {
+        ipc.display().to_string()
+    } else {
+        FALLBACK_ENDPOINT.to_string()
+    }
+}
+
+/// Where the console keeps its history: `DATADIR/chainctl_history` with `--datadir`, else
+/// `~/.chainctl_history`; `None` without a home directory.
+pub fn history_path(datadir: Option<&Path>) -> Option<PathBuf> {
+    match datadir {
+        Some(d) => Some(d.join("chainctl_history")),
+        None => directories::BaseDirs::new().map(|b| b.home_dir().join(".chainctl_history")),
+    }
+}
+
+/// An argument of `chainctl MODULE METHOD`: JSON when it parses, else a string. For a
+/// parameter of a string kind only a quoted JSON string or `null` counts as JSON, so that
+/// `1234` stays the text it is.
+pub fn parse_arg(text: &str, kind: Option<ParamKind>) -> Value {
+    let stringy = matches!(
+        kind,
+        Some(ParamKind::String | ParamKind::Passphrase | ParamKind::Address | ParamKind::Bytes)
+    );
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) if !stringy || v.is_string() || v.is_null() => v,
+        _ => Value::String(text.to_string()),
+    }
+}
+
+/// The params of `m` from the command-line `args`. With password files the arguments are the
+/// parameters other than the passphrases, or `null` in a passphrase's place (a `null` then
+/// stands in for each passphrase, to be filled from the files); without, they are all the
+/// parameters in order. Arguments beyond the table's parameters are passed on as they are,
+/// for the node to judge.
+pub fn assemble_args(m: &MethodSpec, args: &[String], with_files: bool) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut rest = args.iter().peekable();
+    for p in m.params {
+        if with_files && p.kind == ParamKind::Passphrase {
+            if rest.peek().is_some_and(|a| a.as_str() == "null") {
+                rest.next();
+            }
+            out.push(Value::Null);
+            continue;
+        }
+        match rest.next() {
+            Some(a) => out.push(parse_arg(a, Some(p.kind))),
+            None => break,
+        }
+    }
+    out.extend(rest.map(|a| parse_arg(a, None)));
+    out
+}
+
+/// Fills the passphrases of `m` in `params` from `source`, failing as bad usage when one
+/// cannot be had or when a password file goes unused.
+fn fill(m: Option<&MethodSpec>, name: &str, params: &mut Vec<Value>, source: &mut Passphrases) -> Result<(), Failure> {
+    let Some(m) = m else {
+        if source.has_files() {
+            return Err(Failure::usage(format!(
+                "--password-file given, but {name} is not a method chainctl knows to take a passphrase"
+            )));
+        }
+        return Ok(());
+    };
+    console::fill_passphrases(m, params, source).map_err(|e| passphrase_failure(m, e))?;
+    if source.unused() > 0 {
+        let names: Vec<&str> = m
+            .params
+            .iter()
+            .filter(|p| p.kind == ParamKind::Passphrase)
+            .map(|p| p.name)
+            .collect();
+        return Err(Failure::usage(format!(
+            "{} --password-file given, {} used: {name} takes {} passphrase parameter(s){}, and the \
+arguments give the rest",
+            source.count(),
+            source.count() - source.unused(),
+            names.len(),
+            if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) }
+        )));
+    }
+    Ok(())
+}
+
+fn passphrase_failure(m: &MethodSpec, e: PassphraseError) -> Failure {
+    match e {
+        PassphraseError::NoTerminal { .. } => Failure::usage(format!(
+            "{} needs a passphrase: give --password-file FILE, or run on a terminal to be prompted",
+            m.name
+        )),
+        other => Failure::usage(other),
+    }
+}
+
+/// Runs `chainctl` with the process's arguments and returns its exit code.
+pub fn main() -> ExitCode {
+    let matches = command().get_matches();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    match run(&matches, &mut out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            let _ = out.flush();
+            eprintln!("{}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+/// Runs one parsed command line, writing the result to `out`.
+pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
+    let datadir = matches.get_one::<PathBuf>("datadir").map(PathBuf::as_path);
+    let given_endpoint = matches.get_one::<String>("endpoint").map(String::as_str);
+    let endpoint = resolve_endpoint(given_endpoint, datadir);
+    let files: Vec<PathBuf> = matches
+        .get_many::<PathBuf>("password_file")
+        .map(|v| v.cloned().collect())
+        .unwrap_or_default();
+    let mut source = Passphrases::new(files);
+    let (sub, sub_m) = matches.subcommand().expect("a subcommand is required");
+
+    // Everything that can be bad usage is checked before connecting.
+    let (name, params) = match sub {
+        "attach" => {
+            let client = connect(&endpoint, given_endpoint.is_none() && datadir.is_none())?;
+            return console::attach(client, history_path(datadir).as_deref()).map_err(Failure::from);
+        }
+        "exec" => {
+            let line = sub_m.get_one::<String>("line").expect("required");
+            let call = console::parse_line(line).map_err(Failure::usage)?;
+            let name = call.rpc_method();
+            let mut params = call.args;
+            fill(spec::find(&name), &name, &mut params, &mut source)?;
+            (name, params)
+        }
+        "call" => {
+            let name = sub_m.get_one::<String>("method").expect("required").clone();
+            let mut params = match sub_m.get_one::<String>("params") {
+                None => Vec::new(),
+                Some(text) => match serde_json::from_str::<Value>(text) {
+                    Ok(Value::Array(a)) => a,
+                    Ok(_) => return Err(Failure::usage("JSON_PARAMS must be a JSON array, e.g. '[\"0x..\", 600]'")),
+                    Err(e) => return Err(Failure::usage(format!("JSON_PARAMS is not valid JSON: {e}"))),
+                },
+            };
+            fill(spec::find(&name), &name, &mut params, &mut source)?;
+            (name, params)
+        }
+        module => {
+            let (method, args_m) = sub_m.subcommand().expect("a method subcommand is required");
+            let name = format!("{module}_{method}");
+            let m = spec::find(&name).expect("subcommands come from the table");
+            let args: Vec<String> = args_m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default();
+            let mut params = assemble_args(m, &args, source.has_files());
+            fill(Some(m), &name, &mut params, &mut source)?;
+            (name, params)
+        }
+    };
+    let mut client = connect(&endpoint, given_endpoint.is_none() && datadir.is_none())?;
+    let result = client.call(&name, params).map_err(|e| explain(e, &endpoint, given_endpoint.is_none() && datadir.is_none()))?;
+    writeln!(out, "{}", console::render(&result))
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure {
+            code: 1,
+            message: format!("error: cannot write output: {e}"),
+        })
+}
+
+fn connect(endpoint: &str, defaulted: bool) -> Result<Client, Failure> {
+    Client::connect(endpoint).map_err(|e| explain(e, endpoint, defaulted))
+}
+
+/// Adds to an unreachable default endpoint that the IPC socket was looked for first.
+fn explain(e: ClientError, endpoint: &str, defaulted: bool) -> Failure {
+    let mut f = Failure::from(e);
+    if f.code == 1 && defaulted && endpoint_kind(endpoint) == EndpointKind::Http && f.message.starts_with("error: cannot reach") {
+        f.message.push_str(&format!(
+            " (and there is no IPC socket at {}; give --endpoint or --datadir)",
+            datadir::default_datadir().join(IPC_NAME).display()
+        ));
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_definition_is_consistent() {
+        command().debug_assert();
+        for builtin in ["call", "exec", "attach"] {
+            assert!(!spec::modules().contains(&builtin), "module {builtin} would shadow a command");
+        }
+    }
+
+    #[test]
+    fn every_table_method_is_a_command() {
+        let cmd = command();
+        for m in spec::METHODS {
+            let (module, method) = m.name.split_once('_').unwrap();
+            let sub = cmd.find_subcommand(module).unwrap_or_else(|| panic!("no module {module}"));
+            assert!(sub.find_subcommand(method).is_some(), "no command for {}", m.name);
+        }
+    }
+
+    #[test]
+    fn method_commands_parse() {
+        let m = command()
+            .try_get_matches_from(["chainctl", "--endpoint", "x.ipc", "admin", "startHTTP", "127.0.0.1", "0"])
+            .unwrap();
+        assert_eq!(m.get_one::<String>("endpoint").unwrap(), "x.ipc");
+        let (module, mm) = m.subcommand().unwrap();
+        let (method, am) = mm.subcommand().unwrap();
+        assert_eq!((module, method), ("admin", "startHTTP"));
+        let args: Vec<&String> = am.get_many::<String>("args").unwrap().collect();
+        assert_eq!(args, ["127.0.0.1", "0"]);
+        // Global options after the method, and negative numbers as arguments.
+        let m = command()
+            .try_get_matches_from(["chainctl", "personal", "unlockAccount", "0x1", "-5", "--password-file", "f"])
+            .unwrap();
+        assert_eq!(m.get_many::<PathBuf>("password_file").unwrap().count(), 1);
+        for bad in [vec!["chainctl", "nosuch", "x"], vec!["chainctl", "personal", "nosuch"], vec!["chainctl", "personal"]] {
+            let e = command().try_get_matches_from(&bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn args_are_json_when_they_parse() {
+        assert_eq!(parse_arg("600", Some(ParamKind::Integer)), json!(600));
+        assert_eq!(parse_arg("true", None), json!(true));
+        assert_eq!(parse_arg("null", Some(ParamKind::Passphrase)), Value::Null);
+        assert_eq!(parse_arg(r#"{"from":"0x1"}"#, Some(ParamKind::Object)), json!({"from": "0x1"}));
+        assert_eq!(parse_arg("0xabc", Some(ParamKind::Address)), json!("0xabc"));
+        assert_eq!(parse_arg("127.0.0.1", Some(ParamKind::String)), json!("127.0.0.1"));
+        assert_eq!(parse_arg("hello", None), json!("hello"));
+        // A string parameter keeps digits as text, unless quoted JSON.
+        assert_eq!(parse_arg("1234", Some(ParamKind::String)), json!("1234"));
+        assert_eq!(parse_arg("\"x y\"", Some(ParamKind::String)), json!("x y"));
+        assert_eq!(parse_arg("1234", None), json!(1234));
+    }
+
+    #[test]
+    fn password_files_stand_in_for_passphrases() {
+        let unlock = spec::find("personal_unlockAccount").unwrap();
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(assemble_args(unlock, &a(&["0x1", "600"]), true), vec![json!("0x1"), Value::Null, json!(600)]);
+        assert_eq!(assemble_args(unlock, &a(&["0x1"]), true), vec![json!("0x1"), Value::Null]);
+        assert_eq!(assemble_args(unlock, &a(&["0x1", "null", "600"]), true), vec![json!("0x1"), Value::Null, json!(600)]);
+        assert_eq!(assemble_args(unlock, &a(&["0x1", "pw", "600"]), false), vec![json!("0x1"), json!("pw"), json!(600)]);
+        assert_eq!(assemble_args(unlock, &a(&["0x1"]), false), vec![json!("0x1")]);
+        let new = spec::find("personal_newAccount").unwrap();
+        assert_eq!(assemble_args(new, &[], true), vec![Value::Null]);
+        assert_eq!(assemble_args(new, &[], false), Vec::<Value>::new());
+        let modules = spec::find("rpc_modules").unwrap();
+        assert_eq!(assemble_args(modules, &a(&["extra", "1"]), false), vec![json!("extra"), json!(1)]);
+    }
+
+    #[test]
+    fn unused_password_files_are_bad_usage() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("pw");
+        std::fs::write(&f, "x\n").unwrap();
+        let unlock = spec::find("personal_unlockAccount").unwrap();
+        let mut params = vec![json!("0x1"), json!("given")];
+        let e = fill(Some(unlock), unlock.name, &mut params, &mut Passphrases::new(vec![f.clone()])).unwrap_err();
+        assert_eq!(e.code, 2);
+        assert!(e.message.contains("1 --password-file given, 0 used"), "{}", e.message);
+        let e = fill(None, "foo_bar", &mut vec![], &mut Passphrases::new(vec![f.clone()])).unwrap_err();
+        assert_eq!(e.code, 2);
+        let mut params = vec![json!("0x1"), Value::Null];
+        fill(Some(unlock), unlock.name, &mut params, &mut Passphrases::new(vec![f])).unwrap();
+        assert_eq!(params, vec![json!("0x1"), json!("x")]);
+    }
+
+    #[test]
+    fn endpoints() {
+        assert_eq!(resolve_endpoint(Some("ws://h:1"), Some(Path::new("/d"))), "ws://h:1");
+        assert_eq!(resolve_endpoint(None, Some(Path::new("/d"))), "/d/chaind.ipc");
+        let default = resolve_endpoint(None, None);
+        let ipc = datadir::default_datadir().join("chaind.ipc");
+        if ipc.exists() {
+            assert_eq!(default, ipc.display().to_string());
+        } else {
+            assert_eq!(default, FALLBACK_ENDPOINT);
+        }
+        assert_eq!(history_path(Some(Path::new("/d"))).unwrap(), Path::new("/d/chainctl_history"));
+    }
+
+    #[test]
+    fn rpc_errors_print_code_and_message() {
+        let f = Failure::from(ClientError::Rpc {
+            code: -32601,
+            message: "the method foo_bar does not exist/is not available".into(),
+        });
+        assert_eq!((f.code, f.message.as_str()), (1, "error -32601: the method foo_bar does not exist/is not available"));
+        let f = explain(
+            ClientError::Unreachable {
+                endpoint: FALLBACK_ENDPOINT.into(),
+                detail: "refused".into(),
+            },
+            FALLBACK_ENDPOINT,
+            true,
+        );
+        assert_eq!(f.code, 1);
+        assert!(f.message.starts_with("error: cannot reach the node at http://localhost:8551: refused (and there is no IPC socket at "), "{}", f.message);
+    }
+}

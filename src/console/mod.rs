@@ -1,0 +1,311 @@
+//! The node console: `module.method(args)` lines ([`parse`]), the passphrases a call leaves
+//! out, and the interactive loop of `chainctl attach` with line editing, history and tab
+//! completion ([`complete`]). A line names the JSON-RPC method `module_method`; its
+//! passphrase parameters (from the method table, [`crate::api::spec::METHODS`]) that are
+//! missing or `null` are read from a password file or prompted for without echo.
+
+pub mod complete;
+pub mod parse;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use zeroize::Zeroizing;
+
+use crate::api::spec;
+use crate::passphrase::{self, PassphraseError};
+use crate::rpc::client::{Client, ClientError};
+use crate::rpc::{MethodSpec, ParamKind, ParamSpec};
+
+pub use parse::{parse_line, ConsoleCall, SyntaxError};
+
+/// Where the passphrases a call leaves out come from: the `--password-file` files, one per
+/// passphrase in the order of the method's parameters, then a no-echo prompt on the terminal.
+#[derive(Debug, Default)]
+pub struct Passphrases {
+    files: Vec<PathBuf>,
+    used: usize,
+}
+
+impl Passphrases {
+    pub fn new(files: Vec<PathBuf>) -> Passphrases {
+        Passphrases { files, used: 0 }
+    }
+
+    /// Whether any password file was given.
+    pub fn has_files(&self) -> bool {
+        !self.files.is_empty()
+    }
+
+    /// How many password files were given.
+    pub fn count(&self) -> usize {
+        self.files.len()
+    }
+
+    /// How many password files no passphrase has been read from yet.
+    pub fn unused(&self) -> usize {
+        self.files.len() - self.used
+    }
+
+    /// The next passphrase for `param` of `method`: the next unused file, else a prompt when
+    /// stdin is a terminal (asked twice for a passphrase that will encrypt a key file).
+    fn next(&mut self, method: &MethodSpec, param: &ParamSpec) -> Result<Zeroizing<String>, PassphraseError> {
+        if let Some(f) = self.files.get(self.used) {
+            self.used += 1;
+            return passphrase::from_file(f);
+        }
+        if !std::io::stdin().is_terminal() {
+            return Err(PassphraseError::NoTerminal { flag: "--password-file" });
+        }
+        passphrase::obtain(None, "--password-file", &prompt_text(param.name), encrypts_key_file(method, param))
+    }
+}
+
+/// `Old passphrase: ` for `oldPassphrase`: the parameter name in words.
+fn prompt_text(name: &str) -> String {
+    let mut words = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if i == 0 {
+            words.push(c.to_ascii_uppercase());
+        } else if c.is_ascii_uppercase() {
+            words.push(' ');
+            words.push(c.to_ascii_lowercase());
+        } else {
+            words.push(c);
+        }
+    }
+    format!("{words}: ")
+}
+
+/// A passphrase that a new key file will be encrypted with; a typo there locks the key away
+/// for good, so the prompt asks twice (as `chain-keytool` does). The table marks passphrases
+/// but not this, hence the rule here: new keys, imported keys and replacement passphrases.
+fn encrypts_key_file(method: &MethodSpec, param: &ParamSpec) -> bool {
+    matches!(
+        (method.name, param.name),
+        ("personal_newAccount", _) | ("personal_importRawKey", _) | ("personal_replaceRawKey", "newPassphrase")
+    )
+}
+
+/// Fills the passphrase parameters of `method` that `args` gives as `null`, or leaves out
+/// when every parameter before them is given (a required one, or an optional one while a
+/// password file is still unused), from `source`. Fails when a passphrase is needed and
+/// neither a file nor a terminal can give it.
+pub fn fill_passphrases(method: &MethodSpec, args: &mut Vec<Value>, source: &mut Passphrases) -> Result<(), PassphraseError> {
+    for (i, param) in method.params.iter().enumerate() {
+        if param.kind != ParamKind::Passphrase {
+            continue;
+        }
+        let wanted = match args.get(i) {
+            Some(v) => v.is_null(),
+            None => i == args.len() && (!param.optional || source.used < source.files.len()),
+        };
+        if !wanted {
+            continue;
+        }
+        let pass = source.next(method, param)?;
+        let value = Value::String(pass.as_str().to_string());
+        if i < args.len() {
+            args[i] = value;
+        } else {
+            args.push(value);
+        }
+    }
+    Ok(())
+}
+
+/// Whether `call` carries a passphrase as a literal (such a line stays out of the history).
+fn carries_passphrase(call: &ConsoleCall) -> bool {
+    let Some(method) = spec::find(&call.rpc_method()) else {
+        return false;
+    };
+    method
+        .params
+        .iter()
+        .zip(&call.args)
+        .any(|(p, v)| p.kind == ParamKind::Passphrase && !v.is_null())
+}
+
+/// Why a console line gave no result.
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error(transparent)]
+    Syntax(#[from] SyntaxError),
+    #[error("{method}: {source}")]
+    Passphrase {
+        method: String,
+        source: PassphraseError,
+    },
+    #[error(transparent)]
+    Client(#[from] ClientError),
+}
+
+/// Parses `line`, fills its passphrases from `source` and calls the method on `client`.
+pub fn run_line(client: &mut Client, line: &str, source: &mut Passphrases) -> Result<Value, LineError> {
+    let mut call = parse_line(line)?;
+    let name = call.rpc_method();
+    if let Some(method) = spec::find(&name) {
+        fill_passphrases(method, &mut call.args, source)
+            .map_err(|source| LineError::Passphrase { method: name.clone(), source })?;
+    }
+    Ok(client.call(&name, call.args)?)
+}
+
+/// A result as the console and `chainctl` print it: pretty JSON (a string stays quoted).
+pub fn render(v: &Value) -> String {
+    serde_json::to_string_pretty(v).expect("JSON values serialize")
+}
+
+/// Prints `e` on stderr as the console and `chainctl` do: `error CODE: MESSAGE` for an error
+/// of the node, `error: MESSAGE` for anything else.
+pub fn print_error(e: &dyn std::fmt::Display, rpc: bool) {
+    if rpc {
+        eprintln!("{e}");
+    } else {
+        eprintln!("error: {e}");
+    }
+}
+
+/// Runs the interactive console on `client` until `exit` or end of input. History is read
+/// from and written to `history` when given. Fails only when the node cannot be reached at
+/// the start; errors of single lines are printed and the console goes on.
+pub fn attach(mut client: Client, history: Option<&Path>) -> Result<(), ClientError> {
+    let modules = client.call("rpc_modules", vec![])?;
+    let config = rustyline::Config::builder()
+        .completion_type(rustyline::CompletionType::List)
+        .auto_add_history(false)
+        .build();
+    let mut editor: rustyline::Editor<complete::ConsoleHelper, rustyline::history::FileHistory> =
+        rustyline::Editor::with_config(config).map_err(|e| ClientError::Protocol(format!("cannot open the terminal: {e}")))?;
+    editor.set_helper(Some(complete::ConsoleHelper::new(spec::METHODS)));
+    if let Some(h) = history {
+        // A missing history file is the normal first run.
+        let _ = editor.load_history(h);
+    }
+    let list = match &modules {
+        Value::Object(m) => m.iter().map(|(k, v)| format!("{k}:{}", v.as_str().unwrap_or("?"))).collect::<Vec<_>>().join(" "),
+        other => other.to_string(),
+    };
+    println!("Welcome to the chain console!\n\nendpoint: {}\n modules: {list}\n", client.endpoint());
+    println!("To exit, press ctrl-d or type exit");
+    let mut source = Passphrases::default();
+    loop {
+        let line = match editor.readline("> ") {
+            Ok(l) => l,
+            Err(rustyline::error::ReadlineError::Interrupted) => continue,
+            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(e) => {
+                print_error(&e, false);
+                break;
+            }
+        };
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if trimmed == "exit" || trimmed == "quit" {
+            break;
+        }
+        // Lines with a passphrase in them, and lines that do not parse (they might), are
+        // kept out of the history.
+        if parse_line(trimmed).is_ok_and(|c| !carries_passphrase(&c)) {
+            let _ = editor.add_history_entry(trimmed);
+        }
+        match run_line(&mut client, trimmed, &mut source) {
+            Ok(v) => println!("{}", render(&v)),
+            Err(LineError::Client(e @ ClientError::Rpc { .. })) => print_error(&e, true),
+            Err(e) => print_error(&e, false),
+        }
+        let _ = std::io::stdout().flush();
+    }
+    if let Some(h) = history {
+        if let Err(e) = editor.save_history(h) {
+            eprintln!("warning: cannot save the console history to {}: {e}", h.display());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn method(name: &str) -> &'static MethodSpec {
+        spec::find(name).unwrap_or_else(|| panic!("{name} is not in the table"))
+    }
+
+    fn files(dir: &Path, passes: &[&str]) -> Passphrases {
+        let paths = passes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let f = dir.join(format!("pw{i}"));
+                std::fs::write(&f, format!("{p}\n")).unwrap();
+                f
+            })
+            .collect();
+        Passphrases::new(paths)
+    }
+
+    #[test]
+    fn prompts_read_as_words() {
+        assert_eq!(prompt_text("passphrase"), "Passphrase: ");
+        assert_eq!(prompt_text("oldPassphrase"), "Old passphrase: ");
+        assert_eq!(prompt_text("password"), "Password: ");
+    }
+
+    #[test]
+    fn null_and_missing_passphrases_come_from_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec![json!("0xabc"), Value::Null, json!(600)];
+        fill_passphrases(method("personal_unlockAccount"), &mut args, &mut files(dir.path(), &["s3cret"])).unwrap();
+        assert_eq!(args, vec![json!("0xabc"), json!("s3cret"), json!(600)]);
+
+        let mut args = vec![json!("0xabc")];
+        fill_passphrases(method("personal_unlockAccount"), &mut args, &mut files(dir.path(), &["s3cret"])).unwrap();
+        assert_eq!(args, vec![json!("0xabc"), json!("s3cret")]);
+
+        let mut args = vec![];
+        fill_passphrases(method("personal_newAccount"), &mut args, &mut files(dir.path(), &["a b"])).unwrap();
+        assert_eq!(args, vec![json!("a b")]);
+
+        let mut args = vec![json!("kd")];
+        fill_passphrases(method("personal_replaceRawKey"), &mut args, &mut files(dir.path(), &["old", "new"])).unwrap();
+        assert_eq!(args, vec![json!("kd"), json!("old"), json!("new")]);
+    }
+
+    #[test]
+    fn given_passphrases_and_earlier_gaps_are_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut source = files(dir.path(), &["unused"]);
+        let mut args = vec![json!("0xabc"), json!("given")];
+        fill_passphrases(method("personal_unlockAccount"), &mut args, &mut source).unwrap();
+        assert_eq!(args, vec![json!("0xabc"), json!("given")]);
+        // personal_sign without its account: the node reports the missing parameter.
+        let mut args = vec![json!("0x68")];
+        fill_passphrases(method("personal_sign"), &mut args, &mut source).unwrap();
+        assert_eq!(args, vec![json!("0x68")]);
+        assert_eq!(source.used, 0);
+    }
+
+    #[test]
+    fn an_optional_passphrase_is_filled_only_from_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec![json!("keystore://x")];
+        fill_passphrases(method("personal_openWallet"), &mut args, &mut Passphrases::default()).unwrap();
+        assert_eq!(args, vec![json!("keystore://x")]);
+        fill_passphrases(method("personal_openWallet"), &mut args, &mut files(dir.path(), &["p"])).unwrap();
+        assert_eq!(args, vec![json!("keystore://x"), json!("p")]);
+    }
+
+    #[test]
+    fn passphrase_lines_are_recognised() {
+        assert!(carries_passphrase(&parse_line(r#"personal.unlockAccount("0x1", "pw")"#).unwrap()));
+        assert!(carries_passphrase(&parse_line(r#"personal.newAccount("pw")"#).unwrap()));
+        assert!(!carries_passphrase(&parse_line(r#"personal.unlockAccount("0x1", null, 5)"#).unwrap()));
+        assert!(!carries_passphrase(&parse_line("personal.newAccount()").unwrap()));
+        assert!(!carries_passphrase(&parse_line(r#"admin.startHTTP("pw")"#).unwrap()));
+    }
+}

@@ -1,0 +1,425 @@
+//! `chaind`'s configuration: command-line flags and the `KEY=VALUE` configuration file of
+//! `cli.md`. The file is turned into flags placed before the command line's, and clap lets a
+//! later occurrence of a flag override an earlier one, so the command line wins.
+
+use std::path::{Path, PathBuf};
+
+use clap::{CommandFactory, Parser};
+
+/// The node: holds the keystore and unlocked keys and serves JSON-RPC over HTTP, WebSocket
+/// and IPC. Runs in the foreground until SIGINT or SIGTERM, then closes every endpoint, drops
+/// unlocked keys from memory and exits 0.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "chaind",
+    version,
+    max_term_width = 100,
+    args_override_self = true
+)]
+#[command(
+    after_help = "Port 0 for --rpcport, --wsport and --port picks a free port; the chosen \
+address is logged on one line, e.g. `HTTP endpoint opened url=http://127.0.0.1:PORT`, \
+`WebSocket endpoint opened url=ws://127.0.0.1:PORT`, `IPC endpoint opened url=PATH`."
+)]
+pub struct Config {
+    /// Data directory: databases, the keystore, the node key, the IPC socket [default: the
+    /// per-user data dir, e.g. ~/.local/share/chaind]
+    #[arg(long, value_name = "DIR")]
+    pub datadir: Option<PathBuf>,
+    /// Configuration file of KEY=VALUE lines (shell style, # comments): RPC_ENABLE, RPC_API,
+    /// RPC_ADDR, RPC_PORT, RPC_CORSDOMAIN, RPC_VHOSTS, WS_ENABLE, WS_API, WS_ADDR, WS_PORT,
+    /// WS_ORIGINS, PORT, NETWORK_ID, DATA_DIR, ADDITIONAL (raw extra flags). Flags on the
+    /// command line win
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Keystore directory [default: DATADIR/keystore]
+    #[arg(long, value_name = "DIR")]
+    pub keystore: Option<PathBuf>,
+    /// Use the light scrypt parameters (N=4096, p=6) for key files the node writes
+    #[arg(long)]
+    pub lightkdf: bool,
+
+    /// Open the HTTP endpoint at start-up
+    #[arg(long)]
+    pub rpc: bool,
+    /// HTTP listening host
+    #[arg(long, value_name = "HOST", default_value = "localhost")]
+    pub rpcaddr: String,
+    /// HTTP listening port (0 = any free port)
+    #[arg(long, value_name = "PORT", default_value_t = 8551)]
+    pub rpcport: u16,
+    /// Modules offered over HTTP, comma-separated (an empty list offers only rpc)
+    #[arg(long, value_name = "LIST", default_value = "chain,net,rpc")]
+    pub rpcapi: String,
+    /// Origins allowed by CORS, comma-separated (`*` for any; empty: CORS off)
+    #[arg(long, value_name = "LIST", default_value = "")]
+    pub rpccorsdomain: String,
+    /// Virtual hosts accepted in the Host header, comma-separated (`*` for any)
+    #[arg(long, value_name = "LIST", default_value = "localhost")]
+    pub rpcvhosts: String,
+
+    /// Open the WebSocket endpoint at start-up
+    #[arg(long)]
+    pub ws: bool,
+    /// WebSocket listening host
+    #[arg(long, value_name = "HOST", default_value = "localhost")]
+    pub wsaddr: String,
+    /// WebSocket listening port (0 = any free port)
+    #[arg(long, value_name = "PORT", default_value_t = 8552)]
+    pub wsport: u16,
+    /// Modules offered over WebSocket, comma-separated (an empty list offers only rpc)
+    #[arg(long, value_name = "LIST", default_value = "chain,net,personal")]
+    pub wsapi: String,
+    /// Allowed WebSocket Origin values, comma-separated (`*` for any; empty: http://localhost
+    /// and http://<hostname>)
+    #[arg(long, value_name = "LIST", default_value = "")]
+    pub wsorigins: String,
+    /// Most subscriptions per WebSocket or IPC connection (admin_setMaxSubscriptionPerWSConn)
+    #[arg(long, value_name = "N", default_value_t = 3000)]
+    pub wsmaxsubscriptionperconn: i32,
+
+    /// IPC socket path; a bare file name is placed in the data directory [default:
+    /// DATADIR/chaind.ipc]
+    #[arg(long, value_name = "PATH", conflicts_with = "ipcdisable")]
+    pub ipcpath: Option<PathBuf>,
+    /// Do not open the IPC endpoint
+    #[arg(long)]
+    pub ipcdisable: bool,
+
+    /// P2P listening port (0 = any free port)
+    #[arg(long, value_name = "PORT", default_value_t = 32323)]
+    pub port: u16,
+    /// Network id
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub networkid: u64,
+    /// Chain id
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub chainid: u64,
+    /// Node private key file (created when absent) [default: DATADIR/nodekey]
+    #[arg(long, value_name = "FILE")]
+    pub nodekey: Option<PathBuf>,
+
+    /// Single-node developer network; on a fresh data directory the keystore gets one
+    /// developer account whose passphrase is the empty string
+    #[arg(long)]
+    pub dev: bool,
+    /// With --dev: seal at most every N seconds (0 = as soon as transactions are pending)
+    #[arg(long = "dev.period", value_name = "SECONDS", default_value_t = 0)]
+    pub dev_period: u64,
+    /// Size of the in-memory trie-node cache in MB; 0 disables it
+    #[arg(
+        long = "state.trie-cache-limit",
+        value_name = "MB",
+        default_value_t = 512
+    )]
+    pub trie_cache_limit: u64,
+    /// Also save the trie-node cache periodically (e.g. 1h); 0 = never
+    #[arg(
+        long = "state.trie-cache-save-period",
+        value_name = "DURATION",
+        default_value = "0"
+    )]
+    pub trie_cache_save_period: String,
+
+    /// Allow personal_unlockAccount through an HTTP or WebSocket endpoint that listens on a
+    /// non-loopback address
+    #[arg(long)]
+    pub allow_insecure_unlock: bool,
+    /// Restrict the debug module to its safe subset
+    #[arg(long = "rpc.unsafe-debug.disable")]
+    pub unsafe_debug_disable: bool,
+    /// Log level: 0 silent, 1 error, 2 warn, 3 info, 4 debug, 5 trace
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=5))]
+    pub verbosity: u8,
+}
+
+/// A configuration-file problem, with its line number.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read configuration file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+/// Splits a shell-style word list: whitespace separates, `'...'` and `"..."` quote, `\`
+/// escapes (outside single quotes).
+pub fn shell_words(s: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(x) => cur.push(x),
+                        None => return Err("unterminated single quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(x) => cur.push(x),
+                            None => return Err("unterminated double quote".into()),
+                        },
+                        Some(x) => cur.push(x),
+                        None => return Err("unterminated double quote".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(x) = chars.next() {
+                    cur.push(x);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+/// Turns the configuration file's `KEY=VALUE` lines into flags. As in the reference's
+/// launcher, the `RPC_*` settings count only with `RPC_ENABLE=1` and the `WS_*` ones only
+/// with `WS_ENABLE=1`. Unknown keys are an error, so that a typo does not pass silently.
+pub fn config_file_args(path: &Path) -> Result<Vec<String>, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let mut vars: Vec<(String, String, usize)> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let syntax = |message: String| ConfigError::Syntax {
+            path: path.into(),
+            line: line_no,
+            message,
+        };
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let (key, value) = line
+            .split_once('=')
+            .ok_or_else(|| syntax("expected KEY=VALUE".into()))?;
+        let key = key.trim();
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(syntax(format!("invalid key {key:?}")));
+        }
+        // A value is one shell word (quotes allowed); an unquoted # starts a comment.
+        let words = shell_words(strip_comment(value)).map_err(syntax)?;
+        let value = match words.len() {
+            0 => String::new(),
+            1 => words.into_iter().next().expect("one word"),
+            _ if key == "ADDITIONAL" => value.trim().to_string(),
+            _ => {
+                return Err(syntax(format!(
+                    "the value of {key} must be one word; quote it"
+                )))
+            }
+        };
+        let value = if key == "ADDITIONAL" {
+            strip_comment(&value).trim().to_string()
+        } else {
+            value
+        };
+        vars.push((key.to_string(), value, line_no));
+    }
+    let get = |k: &str| {
+        vars.iter()
+            .rev()
+            .find(|(key, _, _)| key == k)
+            .map(|(_, v, _)| v.as_str())
+    };
+    let rpc = get("RPC_ENABLE") == Some("1");
+    let ws = get("WS_ENABLE") == Some("1");
+    let mut args = Vec::new();
+    for (key, value, line) in &vars {
+        let flag = |f: &str| vec![format!("--{f}"), value.clone()];
+        let strip = || {
+            value
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+        };
+        let mut push = match key.as_str() {
+            "RPC_ENABLE" | "WS_ENABLE" => Vec::new(),
+            "RPC_API" if rpc => vec!["--rpcapi".into(), strip()],
+            "RPC_ADDR" if rpc => flag("rpcaddr"),
+            "RPC_PORT" if rpc => flag("rpcport"),
+            "RPC_CORSDOMAIN" if rpc => flag("rpccorsdomain"),
+            "RPC_VHOSTS" if rpc => flag("rpcvhosts"),
+            "WS_API" if ws => vec!["--wsapi".into(), strip()],
+            "WS_ADDR" if ws => flag("wsaddr"),
+            "WS_PORT" if ws => flag("wsport"),
+            "WS_ORIGINS" if ws => flag("wsorigins"),
+            "RPC_API" | "RPC_ADDR" | "RPC_PORT" | "RPC_CORSDOMAIN" | "RPC_VHOSTS" | "WS_API"
+            | "WS_ADDR" | "WS_PORT" | "WS_ORIGINS" => Vec::new(),
+            "PORT" => flag("port"),
+            "NETWORK_ID" => flag("networkid"),
+            "DATA_DIR" => flag("datadir"),
+            "ADDITIONAL" => shell_words(value).map_err(|m| ConfigError::Syntax {
+                path: path.into(),
+                line: *line,
+                message: m,
+            })?,
+            other => {
+                return Err(ConfigError::Syntax {
+                    path: path.into(),
+                    line: *line,
+                    message: format!("unknown setting {other}"),
+                })
+            }
+        };
+        args.append(&mut push);
+    }
+    if rpc {
+        args.insert(0, "--rpc".into());
+    }
+    if ws {
+        args.insert(0, "--ws".into());
+    }
+    Ok(args)
+}
+
+/// The text before an unquoted `#`.
+fn strip_comment(s: &str) -> &str {
+    let (mut single, mut double) = (false, false);
+    for (i, c) in s.char_indices() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '#' if !single && !double && (i == 0 || s[..i].ends_with(char::is_whitespace)) => {
+                return &s[..i]
+            }
+            _ => {}
+        }
+    }
+    s
+}
+
+impl Config {
+    /// Parses the process's arguments, with the `--config` file's settings placed before
+    /// them. Exits with clap's usage error (code 2) on bad flags, and with code 2 on a bad
+    /// configuration file.
+    pub fn from_args() -> Config {
+        let argv: Vec<String> = std::env::args().collect();
+        match Config::from_argv(&argv) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
+
+    /// As [`Config::from_args`] for a given argument vector (program name first).
+    pub fn from_argv(argv: &[String]) -> Result<Config, ConfigError> {
+        let first = Config::parse_from(argv);
+        let Some(file) = &first.config else {
+            return Ok(first);
+        };
+        let mut merged = vec![argv[0].clone()];
+        merged.extend(config_file_args(file)?);
+        merged.extend(argv[1..].iter().cloned());
+        Ok(Config::parse_from(merged))
+    }
+
+    /// The clap command, for `--help` and the man page.
+    pub fn command() -> clap::Command {
+        <Config as CommandFactory>::command()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_quote_and_escape() {
+        assert_eq!(
+            shell_words(r#"--a "b c" 'd e' f\ g"#).unwrap(),
+            vec!["--a", "b c", "d e", "f g"]
+        );
+        assert!(shell_words("'x").is_err());
+    }
+
+    #[test]
+    fn config_file_becomes_flags_and_the_command_line_wins() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("chaind.conf");
+        std::fs::write(
+            &f,
+            "# node\nRPC_ENABLE=1\nRPC_API=\"chain, personal\"\nRPC_PORT=9000 # comment\nWS_ENABLE=0\nWS_PORT=9100\nNETWORK_ID=7\nADDITIONAL=\"--allow-insecure-unlock --verbosity 4\"\n",
+        )
+        .unwrap();
+        let argv: Vec<String> = [
+            "chaind",
+            "--config",
+            f.to_str().unwrap(),
+            "--rpcport",
+            "9001",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let c = Config::from_argv(&argv).unwrap();
+        assert!(c.rpc);
+        assert_eq!(c.rpcapi, "chain,personal");
+        assert_eq!(c.rpcport, 9001, "the command line wins");
+        assert!(!c.ws);
+        assert_eq!(c.wsport, 8552, "WS settings count only with WS_ENABLE=1");
+        assert_eq!(c.networkid, 7);
+        assert!(c.allow_insecure_unlock);
+        assert_eq!(c.verbosity, 4);
+    }
+
+    #[test]
+    fn config_file_errors_name_the_line() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("bad.conf");
+        std::fs::write(&f, "RPC_ENABLE=1\nRPC_PROT=9000\n").unwrap();
+        assert_eq!(
+            config_file_args(&f).unwrap_err().to_string(),
+            format!("{}:2: unknown setting RPC_PROT", f.display())
+        );
+        std::fs::write(&f, "just words\n").unwrap();
+        assert_eq!(
+            config_file_args(&f).unwrap_err().to_string(),
+            format!("{}:1: expected KEY=VALUE", f.display())
+        );
+        let missing = d.path().join("none.conf");
+        assert!(config_file_args(&missing)
+            .unwrap_err()
+            .to_string()
+            .starts_with("cannot read configuration file "));
+    }
+}

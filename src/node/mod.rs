@@ -1,0 +1,412 @@
+//! Start-up and shutdown of the whole node: the data directory and its lock, the keystore and
+//! unlocked keys, the method table, and the endpoints (HTTP, WebSocket, IPC) that `admin_*`
+//! opens and closes.
+
+pub mod config;
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+pub use config::Config;
+
+use crate::api::admin::{AdminApi, EndpointRequest, Endpoints};
+use crate::api::chain::ChainFeeds;
+use crate::api::net::NetApi;
+use crate::api::personal::PersonalApi;
+use crate::keystore::unlock::Unlocked;
+use crate::keystore::{atomic, Keystore, ScryptParams};
+use crate::rpc::endpoint::{bind_address, Endpoint, HttpConfig, IpcConfig, WsConfig};
+use crate::rpc::http::HttpServer;
+use crate::rpc::ipc::IpcServer;
+use crate::rpc::server::{parse_module_list, DEFAULT_LIMITS};
+use crate::rpc::ws::WsServer;
+use crate::rpc::{Dispatcher, Registry, SubscriptionLimit, Transport};
+use crate::{datadir, log};
+
+/// Why the node could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot create data directory {path}: {source}")]
+    Datadir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("data directory {0} is in use by another chaind (its LOCK file is held)")]
+    Locked(PathBuf),
+    #[error("{0}")]
+    Keystore(#[from] crate::keystore::Error),
+    #[error("{0}")]
+    Endpoint(String),
+}
+
+/// One running endpoint and the `host:port` it was started with.
+struct Running {
+    given: String,
+    endpoint: Box<dyn Endpoint>,
+}
+
+/// The node's endpoints; `admin_*` opens and closes HTTP and WebSocket through it.
+pub struct EndpointSet {
+    registry: OnceLock<Arc<Registry>>,
+    http: Mutex<Option<Running>>,
+    ws: Mutex<Option<Running>>,
+    ipc: Mutex<Option<Box<dyn Endpoint>>>,
+    /// Default HTTP settings a start takes when the request does not override them.
+    http_workers: usize,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl EndpointSet {
+    fn new() -> EndpointSet {
+        EndpointSet {
+            registry: OnceLock::new(),
+            http: Mutex::new(None),
+            ws: Mutex::new(None),
+            ipc: Mutex::new(None),
+            http_workers: HttpConfig::new("", 0).workers,
+        }
+    }
+
+    fn registry(&self) -> Arc<Registry> {
+        self.registry
+            .get()
+            .expect("the registry is set before any endpoint starts")
+            .clone()
+    }
+
+    fn dispatcher(
+        &self,
+        transport: Transport,
+        apis: Option<BTreeSet<String>>,
+        host: &str,
+        port: u16,
+    ) -> Result<Dispatcher, String> {
+        let public = match transport {
+            Transport::Ipc => false,
+            _ => !bind_address(host, port)
+                .map_err(|e| e.to_string())?
+                .ip()
+                .is_loopback(),
+        };
+        Ok(Dispatcher::new(
+            self.registry(),
+            apis,
+            transport,
+            public,
+            DEFAULT_LIMITS,
+        ))
+    }
+
+    /// Opens the IPC endpoint at `path`.
+    pub fn start_ipc(&self, path: &Path) -> Result<(), String> {
+        let d = self.dispatcher(Transport::Ipc, None, "", 0)?;
+        let server = IpcServer::start(
+            &IpcConfig {
+                path: path.to_path_buf(),
+            },
+            d,
+        )
+        .map_err(|e| format!("cannot open IPC endpoint {}: {e}", path.display()))?;
+        log::info("IPC endpoint opened", &[("url", &server.url())]);
+        *lock(&self.ipc) = Some(Box::new(server));
+        Ok(())
+    }
+
+    /// Closes every endpoint.
+    pub fn stop_all(&self) {
+        for (slot, name) in [(&self.http, "HTTP"), (&self.ws, "WebSocket")] {
+            if let Some(r) = lock(slot).take() {
+                let url = r.endpoint.url();
+                r.endpoint.stop();
+                log::info(&format!("{name} endpoint closed"), &[("url", &url)]);
+            }
+        }
+        if let Some(e) = lock(&self.ipc).take() {
+            let url = e.url();
+            e.stop();
+            log::info("IPC endpoint closed", &[("url", &url)]);
+        }
+    }
+}
+
+impl Endpoints for EndpointSet {
+    fn start_http(&self, req: EndpointRequest) -> Result<(), String> {
+        let mut slot = lock(&self.http);
+        if let Some(r) = slot.as_ref() {
+            return Err(format!("HTTP RPC already running on {}", r.given));
+        }
+        let d = self.dispatcher(Transport::Http, Some(req.apis.clone()), &req.host, req.port)?;
+        let mut cfg = HttpConfig::new(req.host.clone(), req.port);
+        cfg.cors = req.origins;
+        cfg.vhosts = req.vhosts;
+        cfg.workers = self.http_workers;
+        let server = HttpServer::start(&cfg, d).map_err(|e| e.to_string())?;
+        let url = server.url();
+        let apis: Vec<&str> = req.apis.iter().map(String::as_str).collect();
+        log::info(
+            "HTTP endpoint opened",
+            &[("url", &url), ("apis", &apis.join(","))],
+        );
+        *slot = Some(Running {
+            given: format!("{}:{}", req.host, req.port),
+            endpoint: Box::new(server),
+        });
+        Ok(())
+    }
+
+    fn stop_http(&self) -> Result<(), String> {
+        let r = lock(&self.http).take().ok_or("HTTP RPC not running")?;
+        let url = r.endpoint.url();
+        r.endpoint.stop();
+        log::info("HTTP endpoint closed", &[("url", &url)]);
+        Ok(())
+    }
+
+    fn start_ws(&self, req: EndpointRequest) -> Result<(), String> {
+        let mut slot = lock(&self.ws);
+        if let Some(r) = slot.as_ref() {
+            return Err(format!("WebSocket RPC already running on {}", r.given));
+        }
+        let d = self.dispatcher(Transport::Ws, Some(req.apis.clone()), &req.host, req.port)?;
+        let mut cfg = WsConfig::new(req.host.clone(), req.port);
+        cfg.origins = req.origins;
+        let server = WsServer::start(&cfg, d).map_err(|e| e.to_string())?;
+        let url = server.url();
+        let apis: Vec<&str> = req.apis.iter().map(String::as_str).collect();
+        log::info(
+            "WebSocket endpoint opened",
+            &[("url", &url), ("apis", &apis.join(","))],
+        );
+        *slot = Some(Running {
+            given: format!("{}:{}", req.host, req.port),
+            endpoint: Box::new(server),
+        });
+        Ok(())
+    }
+
+    fn stop_ws(&self) -> Result<(), String> {
+        let r = lock(&self.ws).take().ok_or("WebSocket RPC not running")?;
+        let url = r.endpoint.url();
+        r.endpoint.stop();
+        log::info("WebSocket endpoint closed", &[("url", &url)]);
+        Ok(())
+    }
+}
+
+/// A running node.
+pub struct Node {
+    pub datadir: PathBuf,
+    pub keystore: Arc<Keystore>,
+    pub unlocked: Arc<Unlocked>,
+    pub registry: Arc<Registry>,
+    pub endpoints: Arc<EndpointSet>,
+    pub feeds: ChainFeeds,
+    _lock: File,
+}
+
+/// The IPC path of `cfg`: a bare file name goes into the data directory.
+pub fn ipc_path(cfg: &Config, datadir: &Path) -> PathBuf {
+    match &cfg.ipcpath {
+        None => datadir.join("chaind.ipc"),
+        Some(p) if p.components().count() == 1 && !p.is_absolute() => datadir.join(p),
+        Some(p) => p.clone(),
+    }
+}
+
+/// File in the data directory naming the developer account of a `--dev` node.
+pub const DEV_ACCOUNT_FILE: &str = "dev-account";
+
+impl Node {
+    /// Opens the data directory (creating it with mode 0700), takes its lock, opens the
+    /// keystore, builds the method table and opens the configured endpoints.
+    pub fn start(cfg: &Config) -> Result<Node, StartError> {
+        log::set_verbosity(cfg.verbosity);
+        let datadir = cfg.datadir.clone().unwrap_or_else(datadir::default_datadir);
+        let datadir = std::path::absolute(&datadir).unwrap_or(datadir);
+        atomic::ensure_dir(&datadir).map_err(|e| match e {
+            crate::keystore::Error::Io { source, .. } => StartError::Datadir {
+                path: datadir.clone(),
+                source,
+            },
+            other => StartError::Keystore(other),
+        })?;
+        let lock_file = take_datadir_lock(&datadir)?;
+        let ks_dir = datadir::keystore_dir(Some(&datadir), cfg.keystore.as_deref());
+        let scrypt = if cfg.lightkdf {
+            ScryptParams::LIGHT
+        } else {
+            ScryptParams::STANDARD
+        };
+        let keystore = Arc::new(Keystore::open(&ks_dir)?.with_scrypt(scrypt));
+        if cfg.dev {
+            ensure_dev_account(&datadir, &keystore)?;
+        }
+        let unlocked = Arc::new(Unlocked::new());
+        let limit = SubscriptionLimit::default();
+        limit.set(i64::from(cfg.wsmaxsubscriptionperconn));
+        let endpoints = Arc::new(EndpointSet::new());
+        let feeds = ChainFeeds::default();
+        let mut registry = Registry::new(limit.clone());
+        Arc::new(PersonalApi::new(
+            keystore.clone(),
+            unlocked.clone(),
+            cfg.allow_insecure_unlock,
+        ))
+        .register(&mut registry);
+        Arc::new(AdminApi::new(datadir.clone(), endpoints.clone(), limit)).register(&mut registry);
+        Arc::new(NetApi::new(cfg.networkid, Arc::new(AtomicBool::new(false))))
+            .register(&mut registry);
+        crate::api::web3::register_web3(&mut registry);
+        feeds.register(&mut registry);
+        let registry = Arc::new(registry);
+        let _ = endpoints.registry.set(registry.clone());
+        let node = Node {
+            datadir: datadir.clone(),
+            keystore,
+            unlocked,
+            registry,
+            endpoints,
+            feeds,
+            _lock: lock_file,
+        };
+        log::info(
+            "Keystore opened",
+            &[
+                ("dir", &ks_dir.display().to_string()),
+                ("accounts", &node.keystore.accounts().len().to_string()),
+            ],
+        );
+        if let Err(e) = node.open_endpoints(cfg, &datadir) {
+            node.stop();
+            return Err(StartError::Endpoint(e));
+        }
+        Ok(node)
+    }
+
+    fn open_endpoints(&self, cfg: &Config, datadir: &Path) -> Result<(), String> {
+        if !cfg.ipcdisable {
+            self.endpoints.start_ipc(&ipc_path(cfg, datadir))?;
+        }
+        if cfg.rpc {
+            let req = EndpointRequest {
+                host: cfg.rpcaddr.clone(),
+                port: cfg.rpcport,
+                origins: list(&cfg.rpccorsdomain),
+                apis: parse_module_list(&cfg.rpcapi),
+                vhosts: list(&cfg.rpcvhosts),
+            };
+            self.endpoints.start_http(req)?;
+        }
+        if cfg.ws {
+            let req = EndpointRequest {
+                host: cfg.wsaddr.clone(),
+                port: cfg.wsport,
+                origins: list(&cfg.wsorigins),
+                apis: parse_module_list(&cfg.wsapi),
+                vhosts: Vec::new(),
+            };
+            self.endpoints.start_ws(req)?;
+        }
+        Ok(())
+    }
+
+    /// Closes every endpoint and drops (zeroizes) every unlocked key.
+    pub fn stop(&self) {
+        self.endpoints.stop_all();
+        self.unlocked.shutdown();
+        log::info("Node stopped", &[]);
+    }
+}
+
+fn list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|x| x.trim().to_string())
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
+fn take_datadir_lock(datadir: &Path) -> Result<File, StartError> {
+    let path = datadir.join("LOCK");
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|source| StartError::Datadir {
+            path: path.clone(),
+            source,
+        })?;
+    // SAFETY: flock on an open descriptor.
+    let r = unsafe {
+        libc::flock(
+            std::os::unix::io::AsRawFd::as_raw_fd(&f),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    };
+    if r != 0 {
+        return Err(StartError::Locked(datadir.to_path_buf()));
+    }
+    Ok(f)
+}
+
+/// On a fresh `--dev` data directory, creates the developer account (empty passphrase) and
+/// records its address in `<datadir>/dev-account`; later starts leave the keystore alone.
+fn ensure_dev_account(datadir: &Path, keystore: &Keystore) -> Result<(), StartError> {
+    let marker = datadir.join(DEV_ACCOUNT_FILE);
+    if marker.exists() {
+        return Ok(());
+    }
+    let acct = keystore.new_account("")?;
+    // The data directory's LOCK is ours, so no other writer can race us here.
+    atomic::write_atomic(
+        &marker,
+        format!("{}\n", acct.address).as_bytes(),
+        |_| Ok(()),
+    )?;
+    log::info(
+        "Developer account created",
+        &[
+            ("address", &acct.address.to_string()),
+            ("passphrase", "empty"),
+        ],
+    );
+    Ok(())
+}
+
+/// Runs `chaind`: starts the node, waits for SIGINT or SIGTERM, shuts down. Returns the exit
+/// code.
+pub fn run(cfg: Config) -> i32 {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    // Register before starting, so that a signal during start-up is not lost.
+    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+        Ok(s) => s,
+        Err(e) => {
+            log::error("Cannot install signal handlers", &[("err", &e.to_string())]);
+            return 1;
+        }
+    };
+    let node = match Node::start(&cfg) {
+        Ok(n) => n,
+        Err(e) => {
+            log::error("Fatal: cannot start the node", &[("err", &e.to_string())]);
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    log::info(
+        "Node started",
+        &[("datadir", &node.datadir.display().to_string())],
+    );
+    let sig = signals.forever().next();
+    log::info("Shutting down", &[("signal", &format!("{sig:?}"))]);
+    node.stop();
+    0
+}

@@ -1,0 +1,671 @@
+//! The WebSocket transport: a TCP listener that only serves WebSocket upgrades (any path),
+//! one thread per connection, one JSON-RPC request per data message.
+//!
+//! Each connection thread owns its socket. It waits in `poll(2)` on the socket and on a
+//! [`Waker`] that the connection's notification sink pokes, so notifications go out as soon
+//! as they are published and an idle connection costs no CPU. Requests of one connection are
+//! handled one after the other, in order, on that thread (the reference may answer out of
+//! order; clients match by id either way). Notifications wait while a request runs.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::value::RawValue;
+use tungstenite::error::ProtocolError;
+use tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tungstenite::handshake::HandshakeError;
+use tungstenite::http::{HeaderValue, StatusCode};
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tungstenite::{Message, WebSocket};
+
+use super::endpoint::{bind_address, Endpoint, WsConfig};
+use super::error::RpcError;
+use super::pubsub::Connection;
+use super::server::{error_response, Dispatcher};
+
+/// How long a client may take to send its upgrade request.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one write may block before the connection is dropped (the reference's 10 s).
+pub(super) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections still in their handshake beyond the cap of upgraded ones; past that, new TCP
+/// connections are closed at once, so a flood of half-open handshakes cannot pile up threads.
+const HANDSHAKE_SLACK: usize = 64;
+/// After we close a connection, how long we keep reading (and discarding) what the client
+/// still sends, so the kernel does not answer it with a reset that could swallow our reply.
+const LINGER: Duration = Duration::from_secs(1);
+/// How long `stop` lets connections send their close frame before shutting the sockets.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// A running WebSocket endpoint.
+pub struct WsServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept_waker: Arc<Waker>,
+    accept: JoinHandle<()>,
+}
+
+struct Shared {
+    dispatcher: Dispatcher,
+    /// Lower-cased allowed `Origin` values (`*` allows any).
+    origins: Vec<String>,
+    max_connections: usize,
+    config: WebSocketConfig,
+    stopping: AtomicBool,
+    /// Upgraded connections (what `max_connections` caps).
+    upgraded: AtomicUsize,
+    /// Every connection thread, handshaking or upgraded, with what `stop` needs to end it.
+    conns: Arc<ConnTable<(Arc<TcpStream>, Arc<Waker>)>>,
+}
+
+impl Shared {
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+}
+
+impl WsServer {
+    /// Binds `cfg.host:cfg.port` and starts accepting connections. Fails when the address
+    /// does not resolve or cannot be bound, or a thread cannot be started.
+    pub fn start(cfg: &WsConfig, dispatcher: Dispatcher) -> io::Result<WsServer> {
+        let at = bind_address(&cfg.host, cfg.port)?;
+        let listener = TcpListener::bind(at).map_err(|e| super::http::listen_error(at, e))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let limit = dispatcher.limits().max_request_bytes;
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(limit))
+            .max_frame_size(Some(limit));
+        let shared = Arc::new(Shared {
+            dispatcher,
+            origins: allowed_origins(&cfg.origins),
+            max_connections: cfg.max_connections,
+            config,
+            stopping: AtomicBool::new(false),
+            upgraded: AtomicUsize::new(0),
+            conns: Arc::new(ConnTable::default()),
+        });
+        let accept_waker = Arc::new(Waker::new()?);
+        let accept = {
+            let (shared, waker) = (shared.clone(), accept_waker.clone());
+            thread::Builder::new()
+                .name("ws-accept".into())
+                .spawn(move || accept_loop(listener, shared, waker))?
+        };
+        Ok(WsServer {
+            addr,
+            shared,
+            accept_waker,
+            accept,
+        })
+    }
+
+    /// The address bound (with the port chosen when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Closes the listener and every connection (upgraded ones get a 1001 close frame if
+    /// they can take it within half a second) and joins the threads.
+    pub fn stop(self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
+        self.accept_waker.wake();
+        let _ = self.accept.join();
+        // The accept thread is gone, so no entry is added from here on.
+        let conns = &self.shared.conns;
+        conns.for_each(|(_, waker)| waker.wake());
+        let deadline = Instant::now() + STOP_GRACE;
+        while conns.len() > 0 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(5));
+        }
+        conns.end_all(|(stream, _)| {
+            let _ = stream.shutdown(Shutdown::Both);
+        });
+    }
+}
+
+impl Endpoint for WsServer {
+    /// `ws://<ip>:<port>`.
+    fn url(&self) -> String {
+        format!("ws://{}", self.addr)
+    }
+
+    fn stop(self: Box<Self>) {
+        WsServer::stop(*self)
+    }
+}
+
+/// The allow-list as compared: lower-cased; the defaults when empty.
+fn allowed_origins(configured: &[String]) -> Vec<String> {
+    if configured.is_empty() {
+        let mut v = vec!["http://localhost".to_string()];
+        if let Some(h) = hostname() {
+            v.push(format!("http://{}", h.to_lowercase()));
+        }
+        return v;
+    }
+    configured.iter().map(|o| o.trim().to_lowercase()).collect()
+}
+
+fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for `buf.len()` bytes; gethostname writes at most that many.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8(buf[..end].to_vec())
+        .ok()
+        .filter(|h| !h.is_empty())
+}
+
+/// A request without `Origin` (or with an empty one) is not from a browser and passes.
+fn origin_allowed(allowed: &[String], origin: Option<&HeaderValue>) -> bool {
+    let Some(origin) = origin else { return true };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    if origin.is_empty() {
+        return true;
+    }
+    let origin = origin.to_lowercase();
+    allowed.iter().any(|a| a == "*" || *a == origin)
+}
+
+fn accept_loop(listener: TcpListener, shared: Arc<Shared>, waker: Arc<Waker>) {
+    while !shared.stopping() {
+        match listener.accept() {
+            Ok((stream, _)) => spawn_connection(stream, &shared),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let _ = wait_readable(&[listener.as_raw_fd(), waker.fd()], None);
+                waker.drain();
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // Out of descriptors and the like: the listener stays readable, so back off
+            // instead of spinning.
+            Err(_) => thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
+fn spawn_connection(stream: TcpStream, shared: &Arc<Shared>) {
+    let Ok(waker) = Waker::new() else {
+        return; // dropping the stream closes it
+    };
+    let (stream, waker) = (Arc::new(stream), Arc::new(waker));
+    let max = shared.max_connections.saturating_add(HANDSHAKE_SLACK);
+    let handle = (stream.clone(), waker.clone());
+    let s = shared.clone();
+    shared.conns.spawn("ws-conn", max, handle, move |entry| {
+        connection(entry, stream, s, waker)
+    });
+}
+
+/// Releases an upgraded connection's place under the cap.
+struct Slot<'a>(&'a AtomicUsize);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How a handshake ended without an upgrade.
+enum Refused {
+    /// The connection cap is reached: `200` with an empty body, as the reference answers.
+    Full,
+    /// The answer was already written (403 for a refused origin).
+    Answered,
+    /// Not a WebSocket upgrade request.
+    Status(u16, &'static str),
+    /// The client went away or was too slow: nothing to answer.
+    Silent,
+}
+
+fn connection(
+    _entry: Entry<(Arc<TcpStream>, Arc<Waker>)>,
+    stream: Arc<TcpStream>,
+    shared: Arc<Shared>,
+    waker: Arc<Waker>,
+) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_nonblocking(false); // some systems let accepted sockets inherit it
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let ws = match handshake(Sock(stream.clone()), &shared, &waker) {
+        Ok(ws) => ws,
+        Err(refused) => {
+            let answer = match refused {
+                Refused::Full => Some(
+                    "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+                ),
+                Refused::Status(code, text) => Some(format!(
+                    "HTTP/1.1 {code} {text}\r\nContent-Type: text/plain; charset=utf-8\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                    text.len()
+                )),
+                Refused::Answered | Refused::Silent => None,
+            };
+            if let Some(a) = answer {
+                let _ = (&*stream).write_all(a.as_bytes());
+            }
+            if !matches!(refused, Refused::Silent) {
+                linger(&stream, &shared, &waker);
+            }
+            return;
+        }
+    };
+    let _slot = Slot(&shared.upgraded);
+    let (tx, rx) = mpsc::channel::<String>();
+    let sink_waker = waker.clone();
+    let conn = Connection::new(move |m| {
+        let ok = tx.send(m).is_ok();
+        sink_waker.wake();
+        ok
+    });
+    let close = serve(ws, &conn, &rx, &shared, &waker);
+    conn.close();
+    if close == Closed::ByUs {
+        linger(&stream, &shared, &waker);
+    }
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// Runs the upgrade, checking the cap and the origin in tungstenite's callback.
+fn handshake(sock: Sock, shared: &Shared, waker: &Waker) -> Result<WebSocket<Sock>, Refused> {
+    let fd = sock.0.as_raw_fd();
+    let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+    let took_slot = AtomicBool::new(false);
+    #[allow(clippy::result_large_err)] // the type is tungstenite's
+    let callback = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+        let max = shared.max_connections;
+        let slot = shared
+            .upgraded
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < max).then_some(n + 1)
+            });
+        if slot.is_err() {
+            // tungstenite refuses to write a success status itself; `connection` writes it.
+            let mut r = ErrorResponse::new(None);
+            *r.status_mut() = StatusCode::OK;
+            return Err(r);
+        }
+        took_slot.store(true, Ordering::SeqCst);
+        if !origin_allowed(&shared.origins, req.headers().get("Origin")) {
+            shared.upgraded.fetch_sub(1, Ordering::SeqCst);
+            took_slot.store(false, Ordering::SeqCst);
+            let body = "Forbidden";
+            let mut r = ErrorResponse::new(Some(body.to_string()));
+            *r.status_mut() = StatusCode::FORBIDDEN;
+            let h = r.headers_mut();
+            h.insert(
+                "Content-Type",
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            h.insert("Content-Length", HeaderValue::from(body.len()));
+            h.insert("Connection", HeaderValue::from_static("close"));
+            return Err(r);
+        }
+        Ok(resp)
+    };
+    let mut result = tungstenite::accept_hdr_with_config(sock, callback, Some(shared.config));
+    let refused = loop {
+        match result {
+            Ok(ws) => return Ok(ws),
+            Err(HandshakeError::Interrupted(mid)) => {
+                let now = Instant::now();
+                if shared.stopping() || now >= deadline {
+                    break Refused::Silent;
+                }
+                let _ = wait_readable(&[fd, waker.fd()], Some(deadline - now));
+                waker.drain();
+                result = mid.handshake();
+            }
+            Err(HandshakeError::Failure(e)) => break refusal(e),
+        }
+    };
+    // The slot was taken but the 101 response could not be written.
+    if took_slot.load(Ordering::SeqCst) {
+        shared.upgraded.fetch_sub(1, Ordering::SeqCst);
+    }
+    Err(refused)
+}
+
+fn refusal(e: tungstenite::Error) -> Refused {
+    use tungstenite::Error as E;
+    match e {
+        E::Http(_) => Refused::Answered,
+        E::Protocol(ProtocolError::CustomResponseSuccessful) => Refused::Full,
+        E::Protocol(ProtocolError::WrongHttpMethod) => Refused::Status(405, "Method Not Allowed"),
+        E::Io(_)
+        | E::ConnectionClosed
+        | E::AlreadyClosed
+        | E::Protocol(ProtocolError::HandshakeIncomplete) => Refused::Silent,
+        _ => Refused::Status(400, "Bad Request"),
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Closed {
+    /// The client closed, the socket failed, or the server is stopping.
+    Done,
+    /// We sent a close frame because of what the client sent.
+    ByUs,
+}
+
+/// The message loop of one upgraded connection.
+fn serve(
+    mut ws: WebSocket<Sock>,
+    conn: &Arc<Connection>,
+    outgoing: &Receiver<String>,
+    shared: &Shared,
+    waker: &Waker,
+) -> Closed {
+    let fd = ws.get_ref().0.as_raw_fd();
+    loop {
+        if shared.stopping() {
+            let _ = ws.close(Some(close_frame(CloseCode::Away, "server stopping")));
+            return Closed::Done;
+        }
+        // Notifications first: what was queued before a request was read goes out before
+        // that request's reply. None once the client has sent its close frame.
+        while ws.can_write() {
+            match outgoing.try_recv() {
+                Ok(mut m) => {
+                    m.push('\n');
+                    if ws.write(Message::text(m)).is_err() {
+                        return Closed::Done;
+                    }
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return Closed::Done,
+            }
+        }
+        // Also writes queued pong and close replies; after the client's close frame has
+        // been answered this ends the connection.
+        if ws.flush().is_err() {
+            return Closed::Done;
+        }
+        let data = match ws.read() {
+            Ok(Message::Text(t)) => t.into(),
+            Ok(Message::Binary(b)) => b,
+            Ok(_) => continue, // ping, pong, close: tungstenite queued the replies
+            Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
+                let _ = wait_readable(&[fd, waker.fd()], None);
+                waker.drain();
+                continue;
+            }
+            Err(tungstenite::Error::Io(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(tungstenite::Error::Capacity(_)) => {
+                let _ = ws.close(Some(close_frame(CloseCode::Size, "message too big")));
+                return Closed::ByUs;
+            }
+            Err(_) => return Closed::Done,
+        };
+        let first = serde_json::Deserializer::from_slice(&data)
+            .into_iter::<&RawValue>()
+            .next();
+        match first {
+            Some(Ok(raw)) => {
+                if let Some(mut reply) = shared.dispatcher.handle_value(raw, Some(conn)) {
+                    reply.push('\n');
+                    if ws.send(Message::text(reply)).is_err() {
+                        return Closed::Done;
+                    }
+                }
+                conn.activate();
+            }
+            Some(Err(e)) if e.is_syntax() => {
+                let mut reply = error_response(RpcError::parse(e.to_string()));
+                reply.push('\n');
+                let _ = ws.send(Message::text(reply));
+                let _ = ws.close(Some(close_frame(CloseCode::Invalid, "invalid JSON")));
+                return Closed::ByUs;
+            }
+            // Empty, or a value cut short: closed without a reply, as the reference does.
+            _ => {
+                let _ = ws.close(Some(close_frame(CloseCode::Invalid, "incomplete JSON")));
+                return Closed::ByUs;
+            }
+        }
+    }
+}
+
+fn close_frame(code: CloseCode, reason: &'static str) -> CloseFrame {
+    CloseFrame {
+        code,
+        reason: reason.into(),
+    }
+}
+
+/// Half-closes a connection we are ending and discards what the client still sends, for at
+/// most [`LINGER`] or until it closes too, so that what we wrote last is not lost to a reset.
+fn linger(stream: &TcpStream, shared: &Shared, waker: &Waker) {
+    let _ = stream.shutdown(Shutdown::Write);
+    let deadline = Instant::now() + LINGER;
+    let mut buf = [0u8; 16 * 1024];
+    while !shared.stopping() {
+        match recv_nonblocking(stream, &mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return;
+                }
+                let _ = wait_readable(&[stream.as_raw_fd(), waker.fd()], Some(deadline - now));
+                waker.drain();
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// `recv` that returns `WouldBlock` instead of waiting, whatever the socket's mode.
+fn recv_nonblocking(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is valid for writes of `buf.len()` bytes; the descriptor is open.
+        let n = unsafe {
+            libc::recv(
+                stream.as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// A TCP stream whose reads never block (`MSG_DONTWAIT`) and whose writes do (bounded by
+/// [`WRITE_TIMEOUT`]): the connection thread waits for input in `poll`, not in `read`.
+struct Sock(Arc<TcpStream>);
+
+impl Read for Sock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        recv_nonblocking(&self.0, buf)
+    }
+}
+
+impl Write for Sock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&*self.0).write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        (&*self.0).flush()
+    }
+}
+
+/// The connection threads of one endpoint, each with a handle `stop` uses to cut it off.
+/// Shared with the IPC transport.
+pub(super) struct ConnTable<H> {
+    next_id: AtomicU64,
+    conns: Mutex<Threads<H>>,
+}
+
+/// Each thread's handle and join handle, by id.
+type Threads<H> = HashMap<u64, (H, JoinHandle<()>)>;
+
+impl<H> Default for ConnTable<H> {
+    fn default() -> Self {
+        ConnTable {
+            next_id: AtomicU64::new(0),
+            conns: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// A thread's place in its [`ConnTable`], given up when dropped: pass it as the first
+/// argument of the thread's function so that it is dropped last.
+pub(super) struct Entry<H> {
+    id: u64,
+    table: Arc<ConnTable<H>>,
+}
+
+impl<H> Drop for Entry<H> {
+    fn drop(&mut self) {
+        self.table.lock().remove(&self.id);
+    }
+}
+
+impl<H> ConnTable<H> {
+    fn lock(&self) -> MutexGuard<'_, Threads<H>> {
+        self.conns.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl<H: Send + 'static> ConnTable<H> {
+    /// Starts thread `name` running `f` unless `max` threads are running already. When
+    /// refused, or when the thread cannot be started, `handle` and `f` are dropped (which
+    /// closes the connection they hold).
+    pub(super) fn spawn(
+        self: &Arc<Self>,
+        name: &str,
+        max: usize,
+        handle: H,
+        f: impl FnOnce(Entry<H>) + Send + 'static,
+    ) {
+        let mut conns = self.lock();
+        if conns.len() >= max {
+            return;
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let table = self.clone();
+        // Spawned under the lock: the thread's exit removes its entry, which must exist. The
+        // entry is made in the thread, so a failed spawn drops no entry (which would lock).
+        if let Ok(t) = thread::Builder::new()
+            .name(name.into())
+            .spawn(move || f(Entry { id, table }))
+        {
+            conns.insert(id, (handle, t));
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub(super) fn for_each(&self, mut f: impl FnMut(&H)) {
+        self.lock().values().for_each(|(h, _)| f(h));
+    }
+
+    /// Cuts every remaining connection with `cut` and joins its thread.
+    pub(super) fn end_all(&self, cut: impl Fn(&H)) {
+        let rest: Vec<(H, JoinHandle<()>)> = self.lock().drain().map(|(_, e)| e).collect();
+        for (h, _) in &rest {
+            cut(h);
+        }
+        for (_, t) in rest {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Wakes a thread blocked in [`wait_readable`] from any other thread.
+pub(super) struct Waker {
+    tx: UnixStream,
+    rx: UnixStream,
+}
+
+impl Waker {
+    pub(super) fn new() -> io::Result<Waker> {
+        let (tx, rx) = UnixStream::pair()?;
+        tx.set_nonblocking(true)?;
+        rx.set_nonblocking(true)?;
+        Ok(Waker { tx, rx })
+    }
+
+    /// Makes the waker's descriptor readable. A full buffer means a wake-up is pending anyway.
+    pub(super) fn wake(&self) {
+        let _ = (&self.tx).write(&[1]);
+    }
+
+    pub(super) fn fd(&self) -> RawFd {
+        self.rx.as_raw_fd()
+    }
+
+    /// Consumes pending wake-ups.
+    pub(super) fn drain(&self) {
+        let mut buf = [0u8; 64];
+        while matches!((&self.rx).read(&mut buf), Ok(n) if n > 0) {}
+    }
+}
+
+/// Blocks until one of `fds` is readable or hung up, or `timeout` passes (`None`: no limit).
+pub(super) fn wait_readable(fds: &[RawFd], timeout: Option<Duration>) -> io::Result<()> {
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ms = timeout.map_or(-1, |t| t.as_millis().clamp(1, i32::MAX as u128) as i32);
+    // SAFETY: `pfds` is a valid array of `pfds.len()` pollfd structures.
+    let r = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_are_compared_lower_cased_and_default_to_localhost() {
+        let list = allowed_origins(&["HTTP://Example.org".into()]);
+        let h = |s: &'static str| HeaderValue::from_static(s);
+        assert!(origin_allowed(&list, None));
+        assert!(origin_allowed(&list, Some(&h(""))));
+        assert!(origin_allowed(&list, Some(&h("http://EXAMPLE.org"))));
+        assert!(!origin_allowed(&list, Some(&h("http://example.org:80"))));
+        assert!(origin_allowed(
+            &allowed_origins(&["*".into()]),
+            Some(&h("http://x"))
+        ));
+        let default = allowed_origins(&[]);
+        assert_eq!(default[0], "http://localhost");
+        assert!(origin_allowed(&default, Some(&h("http://LOCALHOST"))));
+        assert!(!origin_allowed(&default, Some(&h("http://localhost:8080"))));
+    }
+}
