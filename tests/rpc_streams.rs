@@ -772,3 +772,43 @@ fn stop_with_clients_connected() {
     assert!(TcpStream::connect(addr).is_err(), "the listener is closed");
     assert!(!dir.path().join("chain.ipc").exists());
 }
+
+/// A client that stops reading while events keep coming is disconnected once
+/// `MAX_QUEUED_NOTIFICATIONS` pile up, instead of growing the node's memory without bound.
+fn slow_reader_is_cut_off(n: &Node, c: &mut dyn Client) {
+    c.call(1, "chain_subscribe", json!(["newHeads"]));
+    assert_eq!(n.feed.subscriber_count(), 1);
+    let payload = json!({"filler": "x".repeat(1024)});
+    // Far more than the socket buffers and the queue hold; the client reads none of it.
+    for _ in 0..(chain_node::rpc::ws::MAX_QUEUED_NOTIFICATIONS * 3) {
+        n.feed.publish(&payload);
+        if n.feed.subscriber_count() == 0 {
+            break;
+        }
+    }
+    eventually("the slow subscriber is dropped", || {
+        n.feed.subscriber_count() == 0
+    });
+}
+
+#[test]
+fn ws_slow_reader_is_cut_off() {
+    let n = node();
+    let server = n.ws_default();
+    let mut c = ws_connect(server.local_addr());
+    slow_reader_is_cut_off(&n, &mut c);
+    server.stop();
+}
+
+#[test]
+fn ipc_slow_reader_is_cut_off() {
+    let n = node();
+    let dir = tempfile::tempdir().unwrap();
+    let server = n.ipc(&dir.path().join("chain.ipc")).unwrap();
+    let mut c = ipc_connect(server.path());
+    slow_reader_is_cut_off(&n, &mut c);
+    // The connection is gone: reading drains what was sent, then ends.
+    let mut rest = Vec::new();
+    let _ = c.reader.read_to_end(&mut rest);
+    server.stop();
+}

@@ -19,7 +19,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
@@ -30,7 +30,7 @@ use super::endpoint::{Endpoint, IpcConfig};
 use super::error::{RpcError, INVALID_REQUEST};
 use super::pubsub::Connection;
 use super::server::{error_response, too_deep, Dispatcher, NestingScanner};
-use super::ws::{wait_readable, ConnTable, Entry, Waker, WRITE_TIMEOUT};
+use super::ws::{wait_readable, ConnTable, Entry, Waker, MAX_QUEUED_NOTIFICATIONS, WRITE_TIMEOUT};
 
 /// The largest JSON value (whitespace before it included) one IPC message may take.
 pub const MAX_IPC_MESSAGE_BYTES: usize = 16 << 20;
@@ -191,7 +191,7 @@ fn connection(_entry: Entry<Arc<UnixStream>>, stream: Arc<UnixStream>, shared: A
     let _ = stream.set_nonblocking(false); // some systems let accepted sockets inherit it
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let out = stream.clone();
-    let (tx, rx) = mpsc::channel::<Out>();
+    let (tx, rx) = mpsc::sync_channel::<Out>(MAX_QUEUED_NOTIFICATIONS);
     let Ok(writer) = thread::Builder::new()
         .name("ipc-writer".into())
         .spawn(move || write_loop(out, rx))
@@ -199,7 +199,16 @@ fn connection(_entry: Entry<Arc<UnixStream>>, stream: Arc<UnixStream>, shared: A
         return;
     };
     let sink = tx.clone();
-    let conn = Connection::new(move |m| sink.send(Out::Message(m)).is_ok());
+    let sink_stream = stream.clone();
+    let conn = Connection::new(move |m| match sink.try_send(Out::Message(m)) {
+        Ok(()) => true,
+        // Too slow a reader: cut off rather than queue without bound.
+        Err(mpsc::TrySendError::Full(_)) => {
+            let _ = sink_stream.shutdown(Shutdown::Both);
+            false
+        }
+        Err(mpsc::TrySendError::Disconnected(_)) => false,
+    });
     read_loop(&stream, &conn, &tx, &shared.dispatcher);
     conn.close();
     let _ = tx.send(Out::End);
@@ -209,7 +218,7 @@ fn connection(_entry: Entry<Arc<UnixStream>>, stream: Arc<UnixStream>, shared: A
 
 /// Decodes and handles requests until EOF, an I/O error, a syntax error (answered -32700
 /// with the decoder's text) or an oversized message (answered -32600).
-fn read_loop(stream: &UnixStream, conn: &Arc<Connection>, out: &Sender<Out>, d: &Dispatcher) {
+fn read_loop(stream: &UnixStream, conn: &Arc<Connection>, out: &SyncSender<Out>, d: &Dispatcher) {
     let used = Rc::new(Cell::new(0usize));
     let depth = Rc::new(Cell::new(Some(NestingScanner::default())));
     let reader = Capped {

@@ -36,6 +36,9 @@ use super::server::{error_response, Dispatcher};
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one write may block before the connection is dropped (the reference's 10 s).
 pub(super) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Notifications queued for one connection before it is disconnected as too slow (WebSocket
+/// and IPC).
+pub const MAX_QUEUED_NOTIFICATIONS: usize = 10_000;
 /// Connections still in their handshake beyond the cap of upgraded ones; past that, new TCP
 /// connections are closed at once, so a flood of half-open handshakes cannot pile up threads.
 const HANDSHAKE_SLACK: usize = 64;
@@ -264,10 +267,20 @@ fn connection(
         }
     };
     let _slot = Slot(&shared.upgraded);
-    let (tx, rx) = mpsc::channel::<String>();
+    let (tx, rx) = mpsc::sync_channel::<String>(MAX_QUEUED_NOTIFICATIONS);
     let sink_waker = waker.clone();
+    let sink_stream = stream.clone();
     let conn = Connection::new(move |m| {
-        let ok = tx.send(m).is_ok();
+        let ok = match tx.try_send(m) {
+            Ok(()) => true,
+            // A client that lets this many notifications pile up is cut off rather than
+            // allowed to grow the node's memory.
+            Err(mpsc::TrySendError::Full(_)) => {
+                let _ = sink_stream.shutdown(Shutdown::Both);
+                false
+            }
+            Err(mpsc::TrySendError::Disconnected(_)) => false,
+        };
         sink_waker.wake();
         ok
     });
