@@ -121,13 +121,8 @@ impl EndpointSet {
 
     /// Closes every endpoint.
     pub fn stop_all(&self) {
-        for (slot, name) in [(&self.http, "HTTP"), (&self.ws, "WebSocket")] {
-            if let Some(r) = lock(slot).take() {
-                let url = r.endpoint.url();
-                r.endpoint.stop();
-                log::info(&format!("{name} endpoint closed"), &[("url", &url)]);
-            }
-        }
+        let _ = Self::stop(&self.http, "HTTP");
+        let _ = Self::stop(&self.ws, "WebSocket");
         if let Some(e) = lock(&self.ipc).take() {
             let url = e.url();
             e.stop();
@@ -138,64 +133,70 @@ impl EndpointSet {
 
 impl Endpoints for EndpointSet {
     fn start_http(&self, req: EndpointRequest) -> Result<(), String> {
-        let mut slot = lock(&self.http);
-        if let Some(r) = slot.as_ref() {
-            return Err(format!("HTTP RPC already running on {}", r.given));
-        }
-        let d = self.dispatcher(Transport::Http, Some(req.apis.clone()), &req.host, req.port)?;
-        let mut cfg = HttpConfig::new(req.host.clone(), req.port);
-        cfg.cors = req.origins;
-        cfg.vhosts = req.vhosts;
-        cfg.workers = self.http_workers;
-        let server = HttpServer::start(&cfg, d).map_err(|e| e.to_string())?;
-        let url = server.url();
-        let apis: Vec<&str> = req.apis.iter().map(String::as_str).collect();
-        log::info(
-            "HTTP endpoint opened",
-            &[("url", &url), ("apis", &apis.join(","))],
-        );
-        *slot = Some(Running {
-            given: format!("{}:{}", req.host, req.port),
-            endpoint: Box::new(server),
-        });
-        Ok(())
+        let workers = self.http_workers;
+        self.start(&self.http, "HTTP", Transport::Http, req, |req, d| {
+            let mut cfg = HttpConfig::new(req.host.clone(), req.port);
+            cfg.cors = req.origins.clone();
+            cfg.vhosts = req.vhosts.clone();
+            cfg.workers = workers;
+            Ok(Box::new(HttpServer::start(&cfg, d)?))
+        })
     }
 
     fn stop_http(&self) -> Result<(), String> {
-        let r = lock(&self.http).take().ok_or("HTTP RPC not running")?;
-        let url = r.endpoint.url();
-        r.endpoint.stop();
-        log::info("HTTP endpoint closed", &[("url", &url)]);
-        Ok(())
+        Self::stop(&self.http, "HTTP")
     }
 
     fn start_ws(&self, req: EndpointRequest) -> Result<(), String> {
-        let mut slot = lock(&self.ws);
+        self.start(&self.ws, "WebSocket", Transport::Ws, req, |req, d| {
+            let mut cfg = WsConfig::new(req.host.clone(), req.port);
+            cfg.origins = req.origins.clone();
+            Ok(Box::new(WsServer::start(&cfg, d)?))
+        })
+    }
+
+    fn stop_ws(&self) -> Result<(), String> {
+        Self::stop(&self.ws, "WebSocket")
+    }
+}
+
+impl EndpointSet {
+    /// Starts the `name` endpoint (`HTTP` or `WebSocket`) into `slot` unless one runs:
+    /// `<name> RPC already running on <host>:<port as given>`, or the listen error.
+    fn start(
+        &self,
+        slot: &Mutex<Option<Running>>,
+        name: &str,
+        transport: Transport,
+        req: EndpointRequest,
+        open: impl FnOnce(&EndpointRequest, Dispatcher) -> std::io::Result<Box<dyn Endpoint>>,
+    ) -> Result<(), String> {
+        let mut slot = lock(slot);
         if let Some(r) = slot.as_ref() {
-            return Err(format!("WebSocket RPC already running on {}", r.given));
+            return Err(format!("{name} RPC already running on {}", r.given));
         }
-        let d = self.dispatcher(Transport::Ws, Some(req.apis.clone()), &req.host, req.port)?;
-        let mut cfg = WsConfig::new(req.host.clone(), req.port);
-        cfg.origins = req.origins;
-        let server = WsServer::start(&cfg, d).map_err(|e| e.to_string())?;
-        let url = server.url();
+        let d = self.dispatcher(transport, Some(req.apis.clone()), &req.host, req.port)?;
+        let endpoint = open(&req, d).map_err(|e| e.to_string())?;
         let apis: Vec<&str> = req.apis.iter().map(String::as_str).collect();
         log::info(
-            "WebSocket endpoint opened",
-            &[("url", &url), ("apis", &apis.join(","))],
+            &format!("{name} endpoint opened"),
+            &[("url", &endpoint.url()), ("apis", &apis.join(","))],
         );
         *slot = Some(Running {
             given: format!("{}:{}", req.host, req.port),
-            endpoint: Box::new(server),
+            endpoint,
         });
         Ok(())
     }
 
-    fn stop_ws(&self) -> Result<(), String> {
-        let r = lock(&self.ws).take().ok_or("WebSocket RPC not running")?;
+    /// Stops the `name` endpoint of `slot`: `<name> RPC not running` when none runs.
+    fn stop(slot: &Mutex<Option<Running>>, name: &str) -> Result<(), String> {
+        let r = lock(slot)
+            .take()
+            .ok_or_else(|| format!("{name} RPC not running"))?;
         let url = r.endpoint.url();
         r.endpoint.stop();
-        log::info("WebSocket endpoint closed", &[("url", &url)]);
+        log::info(&format!("{name} endpoint closed"), &[("url", &url)]);
         Ok(())
     }
 }
