@@ -98,7 +98,9 @@ impl Address {
 
 impl fmt::Display for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "0x{}", self.to_hex())
+        let mut buf = Vec::with_capacity(42);
+        self.write_hex0x(&mut buf);
+        f.write_str(std::str::from_utf8(&buf).expect("hex digits are ASCII"))
     }
 }
 

@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{http_call, http_post, http_raw, keytool, write_file, Ipc, Node, Run};
+use common::{err, http_call, http_post, http_raw, keytool, ok, write_file, Ipc, Node, Run};
 use serde_json::{json, Value};
 
 const KEY: &str = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e";
@@ -30,26 +30,6 @@ const WS: &[&str] = &["--ws", "--wsaddr", "127.0.0.1", "--wsport", "0"];
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-fn ok(v: Value) -> Value {
-    assert!(v.get("error").is_none(), "unexpected error: {v}");
-    assert!(v.get("result").is_some(), "no result: {v}");
-    v["result"].clone()
-}
-
-fn err(v: Value) -> (i64, String) {
-    let e = v
-        .get("error")
-        .unwrap_or_else(|| panic!("expected an error: {v}"));
-    assert!(
-        v.get("result").is_none(),
-        "error and result both present: {v}"
-    );
-    (
-        e["code"].as_i64().unwrap(),
-        e["message"].as_str().unwrap().to_string(),
-    )
-}
 
 fn server_err(msg: &str) -> (i64, String) {
     (-32000, msg.to_string())
@@ -418,10 +398,13 @@ fn admin_start_stop_http() {
         "{}",
         n.log_text()
     );
+    let before = count_lines(&n, "Deprecation warning");
     assert_eq!(
         err(c.call("admin_stopRPC", json!([]))),
         server_err("HTTP RPC not running")
     );
+    // The deprecated name warns even when the call fails; the log arrives asynchronously.
+    assert!(wait_until(5, || count_lines(&n, "Deprecation warning") > before));
     assert_eq!(
         err(c.call("admin_stopHTTP", json!([]))),
         server_err("HTTP RPC not running")

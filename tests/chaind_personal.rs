@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{snapshot, write_file, Ipc, Node};
+use common::{err, ok, snapshot, write_file, Ipc, Node};
 use serde_json::{json, Value};
 
 const KEY: &str = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e";
@@ -12,21 +12,6 @@ const ADDR: &str = "0x819104a190255e0cedbdd9d5f59a557633d79db1";
 const WALLET_KEY: &str = "f8cc7c3813ad23817466b1802ee805ee417001fcce9376ab8728c92dd8ea0a6b0x000x819104a190255e0cedbdd9d5f59a557633d79db1";
 /// personal_sign of "hello" by KEY (personal-and-keystore.md, personal_sign example).
 const HELLO_SIG: &str = "0x80f79479dab331d3d3ae067ff2db1fa8158d2b292b637c2075ceafd11deb739c42524edb57de715aa150146a79d1e3fbb37e377d7df52a84b7c871bb15e7bf431b";
-
-fn ok(v: Value) -> Value {
-    assert!(v.get("error").is_none(), "unexpected error: {v}");
-    v["result"].clone()
-}
-
-fn err(v: Value) -> (i64, String) {
-    let e = v
-        .get("error")
-        .unwrap_or_else(|| panic!("expected an error: {v}"));
-    (
-        e["code"].as_i64().unwrap(),
-        e["message"].as_str().unwrap().to_string(),
-    )
-}
 
 fn server_err(msg: &str) -> (i64, String) {
     (-32000, msg.to_string())

@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +17,10 @@ use serde_json::{json, Value};
 
 /// How long a test client waits for a byte before the test fails instead of hanging.
 const CLIENT_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Calls of `test_slow` running now, and the most seen at once.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
 
 fn registry() -> Arc<Registry> {
     let mut r = Registry::default();
@@ -35,11 +40,17 @@ fn registry() -> Arc<Registry> {
     const NONE: &[ParamSpec] = &[];
     r.register(
         MethodSpec {
-            name: "test_thread",
+            name: "test_slow",
             params: NONE,
-            summary: "the name of the thread running the call",
+            summary: "runs for 200 ms; answers the most calls seen running at once",
         },
-        Arc::new(|_c: &Call, _p: &Params| Ok(json!(std::thread::current().name()))),
+        Arc::new(|_c: &Call, _p: &Params| {
+            let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+            PEAK.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(200));
+            RUNNING.fetch_sub(1, Ordering::SeqCst);
+            Ok(json!(PEAK.load(Ordering::SeqCst)))
+        }),
     );
     Arc::new(r)
 }
@@ -218,13 +229,6 @@ fn calls_batches_notifications_and_parse_errors() {
         r.header("Connection"),
         None,
         "HTTP/1.1 keeps the connection"
-    );
-
-    let r = post(addr, r#"{"jsonrpc":"2.0","id":"t","method":"test_thread"}"#);
-    let name = r.json()["result"].as_str().unwrap().to_string();
-    assert!(
-        name.starts_with("http-worker-"),
-        "calls run on the worker pool, not on {name}"
     );
 
     let r = post(
@@ -906,5 +910,34 @@ fn a_taken_port_is_reported_like_the_reference() {
     );
     // The running server is unaffected.
     assert_eq!(post(server.local_addr(), ECHO).body, ECHO_REPLY);
+    stop(server);
+}
+
+#[test]
+fn the_worker_pool_bounds_the_calls_running_at_once() {
+    let server = start_with(|cfg, _| cfg.workers = 2);
+    let addr = server.local_addr();
+    let started = std::time::Instant::now();
+    let clients: Vec<_> = (0..6)
+        .map(|_| {
+            std::thread::spawn(move || {
+                post(addr, r#"{"jsonrpc":"2.0","id":1,"method":"test_slow"}"#).json()["result"]
+                    .as_u64()
+                    .unwrap()
+            })
+        })
+        .collect();
+    let peaks: Vec<u64> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+    assert_eq!(
+        peaks.iter().max(),
+        Some(&2),
+        "at most 2 calls ran at once: {peaks:?}"
+    );
+    // Six 200 ms calls two at a time take at least three rounds.
+    assert!(
+        started.elapsed() >= Duration::from_millis(600),
+        "{:?}",
+        started.elapsed()
+    );
     stop(server);
 }

@@ -188,13 +188,13 @@ impl PersonalApi {
     }
 
     fn list_accounts(&self) -> Value {
-        let v: Vec<String> = self
-            .keystore
-            .accounts()
-            .iter()
-            .map(|a| a.address.to_string())
-            .collect();
-        json!(v)
+        let addresses = self.keystore.addresses();
+        Value::Array(
+            addresses
+                .iter()
+                .map(|a| Value::String(a.to_string()))
+                .collect(),
+        )
     }
 
     fn list_wallets(&self) -> Value {
@@ -291,18 +291,21 @@ impl PersonalApi {
         Ok(hex0x(&crypto::sign_message(&key, &message.0)))
     }
 
-    /// `chain_sign(address, message)`: signs with an unlocked key.
+    /// `chain_sign(address, message)`: signs with an unlocked key. The key in memory is the
+    /// authority while the account is unlocked, so a signature costs no keystore look-up;
+    /// otherwise the error says whether the account exists.
     fn chain_sign(&self, p: &Params) -> Result<Value, RpcError> {
         let address: Address = p.required(0)?;
         let message: HexBytes = p.required(1)?;
+        if let Some(key) = self.unlocked.key(address) {
+            return Ok(hex0x(&crypto::sign_message(&key, &message.0)));
+        }
         if !self.keystore.contains(address) {
             return Err(KsError::UnknownAccount.into());
         }
-        let key = self
-            .unlocked
-            .key(address)
-            .ok_or_else(|| RpcError::server("authentication needed: password or unlock"))?;
-        Ok(hex0x(&crypto::sign_message(&key, &message.0)))
+        Err(RpcError::server(
+            "authentication needed: password or unlock",
+        ))
     }
 }
 

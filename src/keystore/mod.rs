@@ -87,6 +87,11 @@ impl Keystore {
         self.refreshed_index().accounts()
     }
 
+    /// The address of every account, sorted by key-file URL, without building file paths.
+    pub fn addresses(&self) -> Vec<Address> {
+        self.refreshed_index().addresses().collect()
+    }
+
     /// The one key file of `address`: `no key for given address or file`, or
     /// `multiple keys match address (...)`.
     pub fn find(&self, address: Address) -> Result<PathBuf, Error> {

@@ -2,12 +2,17 @@
 //! virtual host, applies CORS, enforces the request rules and hands each JSON-RPC body to the
 //! [`Dispatcher`]. It moves bytes only; every JSON-RPC decision is the dispatcher's.
 //!
-//! Threads: one `http-accept` thread; one `http-conn` thread per open connection (at most
-//! [`MAX_CONNECTIONS`]), which reads requests under deadlines and writes the responses; and a
-//! pool of `cfg.workers` `http-worker-N` threads that run the calls. A worker is only handed a
-//! body that has arrived in full, so a slow or stalled client holds its own connection thread,
-//! never a worker; a request (head and body) that takes longer than `cfg.body_timeout` is
-//! answered 408 and its connection closed.
+//! Threads: one `http-accept` thread, and one `http-conn` thread per open connection (at most
+//! [`MAX_CONNECTIONS`]), which reads requests under deadlines, runs the call and writes the
+//! response. The worker pool is a pool of `cfg.workers` permits: a connection thread takes one
+//! only once a request has arrived in full, runs the call, and gives it back before writing
+//! the response. So at most `cfg.workers` calls run at once, a slow or stalled client holds
+//! its own connection thread but never a worker, and a call costs no hand-off to another
+//! thread (on two cores the two context switches of a hand-off cost as much as the call). A
+//! request (head and body) that takes longer than `cfg.body_timeout` is answered 408 and its
+//! connection closed. Unlike the reference there is no execution timeout answering 503 while
+//! a call runs on: every method here is bounded (scrypt's cost is capped by the key-file
+//! parser).
 //!
 //! Why not `tiny_http`: release 0.12 drains an unread request body on drop into
 //! `vec![0; remaining]`, sized by the client's `Content-Length`, so answering 413 to
@@ -20,13 +25,12 @@ use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::io::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use super::endpoint::{bind_address, Endpoint, HttpConfig};
-use super::server::{Dispatcher, Outcome};
+use super::server::Dispatcher;
 
 /// Most connections served at once; a connection beyond this is answered 503 `server busy`
 /// and closed.
@@ -35,9 +39,6 @@ pub const MAX_CONNECTIONS: usize = 1024;
 const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long writing one response may take (the reference's write timeout).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a call may run before the request is answered 503 `timeout` (the reference's
-/// execution timeout). The call itself runs on to its end; its result is dropped.
-const EXECUTION_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest request line plus headers (Go's default, which the reference uses).
 const MAX_HEADER_BYTES: usize = 1 << 20;
 /// Largest chunk-size line or trailer section of a chunked body.
@@ -59,15 +60,16 @@ pub struct HttpServer {
     addr: SocketAddr,
     shared: Arc<Shared>,
     acceptor: JoinHandle<()>,
-    workers: Vec<JoinHandle<()>>,
 }
 
 /// What every thread of one endpoint shares.
 struct Shared {
     stop: AtomicBool,
     policy: Policy,
-    /// Where connection threads queue calls; taken (closed) on stop so the workers end.
-    jobs: Mutex<Option<Sender<Job>>>,
+    dispatcher: Dispatcher,
+    /// The worker pool: how many more calls may start now.
+    permits: Mutex<usize>,
+    permit_freed: Condvar,
     /// Open connections: a handle on each socket, to shut it down on stop, and its thread.
     conns: Mutex<HashMap<u64, (TcpStream, JoinHandle<()>)>>,
 }
@@ -82,12 +84,6 @@ struct Policy {
     body_timeout: Duration,
 }
 
-/// One call for the worker pool, and where its outcome goes.
-struct Job {
-    body: Vec<u8>,
-    reply: Sender<Outcome>,
-}
-
 impl HttpServer {
     /// Binds `cfg.host:cfg.port` (port 0 picks a free port) and starts serving `dispatcher`.
     ///
@@ -100,7 +96,6 @@ impl HttpServer {
         let listener = TcpListener::bind(addr).map_err(|e| listen_error(addr, e))?;
         listener.set_nonblocking(true)?;
         let local = listener.local_addr()?;
-        let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             policy: Policy {
@@ -109,40 +104,19 @@ impl HttpServer {
                 max_body: dispatcher.limits().max_request_bytes,
                 body_timeout: cfg.body_timeout,
             },
-            jobs: Mutex::new(Some(jobs_tx)),
+            dispatcher,
+            permits: Mutex::new(cfg.workers.max(1)),
+            permit_freed: Condvar::new(),
             conns: Mutex::new(HashMap::new()),
         });
-        let jobs_rx = Arc::new(Mutex::new(jobs_rx));
-        let mut workers = Vec::new();
-        for n in 0..cfg.workers.max(1) {
-            let (rx, d) = (jobs_rx.clone(), dispatcher.clone());
-            match thread::Builder::new()
-                .name(format!("http-worker-{n}"))
-                .spawn(move || work(&rx, &d))
-            {
-                Ok(h) => workers.push(h),
-                Err(e) => {
-                    end_workers(&shared, workers);
-                    return Err(e);
-                }
-            }
-        }
         let sh = shared.clone();
-        let acceptor = match thread::Builder::new()
+        let acceptor = thread::Builder::new()
             .name("http-accept".into())
-            .spawn(move || accept_loop(listener, &sh))
-        {
-            Ok(h) => h,
-            Err(e) => {
-                end_workers(&shared, workers);
-                return Err(e);
-            }
-        };
+            .spawn(move || accept_loop(listener, &sh))?;
         Ok(HttpServer {
             addr: local,
             shared,
             acceptor,
-            workers,
         })
     }
 
@@ -159,14 +133,11 @@ impl Endpoint for HttpServer {
     }
 
     /// Closes the listener, shuts every open connection (a request in progress gets no answer),
-    /// and joins all threads. Returns within a fraction of a second unless a worker is in the
-    /// middle of a call, which is waited for.
+    /// and joins all threads. Returns within a fraction of a second unless a call is running,
+    /// which is waited for.
     fn stop(self: Box<Self>) {
         let HttpServer {
-            shared,
-            acceptor,
-            workers,
-            ..
+            shared, acceptor, ..
         } = *self;
         shared.stop.store(true, Ordering::SeqCst);
         // The acceptor drops the listener when it ends; after that no connection is added.
@@ -178,15 +149,6 @@ impl Endpoint for HttpServer {
         for (_, (_, thread)) in conns {
             let _ = thread.join();
         }
-        end_workers(&shared, workers);
-    }
-}
-
-/// Closes the job queue and joins the workers.
-fn end_workers(shared: &Shared, workers: Vec<JoinHandle<()>>) {
-    lock(&shared.jobs).take();
-    for w in workers {
-        let _ = w.join();
     }
 }
 
@@ -207,21 +169,6 @@ pub(crate) fn listen_error(addr: SocketAddr, e: io::Error) -> io::Error {
         .map(|c| c.to_lowercase().chain(chars).collect())
         .unwrap_or_default();
     io::Error::new(e.kind(), format!("listen tcp {addr}: bind: {text}"))
-}
-
-/// A worker: runs queued calls until the queue is closed.
-fn work(jobs: &Mutex<Receiver<Job>>, dispatcher: &Dispatcher) {
-    loop {
-        let job = lock(jobs).recv();
-        let Ok(job) = job else { return };
-        // The dispatcher already catches handler panics; this keeps the worker alive should
-        // anything else panic (the connection then sees its reply channel close).
-        if let Ok(outcome) = catch_unwind(AssertUnwindSafe(|| {
-            dispatcher.handle_bytes(&job.body, None)
-        })) {
-            let _ = job.reply.send(outcome);
-        }
-    }
 }
 
 /// Accepts connections until stopped, one `http-conn` thread each.
@@ -256,7 +203,7 @@ fn accept_loop(listener: TcpListener, shared: &Arc<Shared>) {
             refuse(stream);
             continue;
         }
-        let (Ok(handle), Some(jobs)) = (stream.try_clone(), lock(&shared.jobs).clone()) else {
+        let Ok(handle) = stream.try_clone() else {
             continue;
         };
         next_id += 1;
@@ -266,7 +213,7 @@ fn accept_loop(listener: TcpListener, shared: &Arc<Shared>) {
         let spawned = thread::Builder::new()
             .name("http-conn".into())
             .spawn(move || {
-                serve(stream, &sh, jobs);
+                serve(stream, &sh);
                 lock(&sh.conns).remove(&id);
             });
         if let Ok(thread) = spawned {
@@ -324,7 +271,7 @@ enum Keep {
 }
 
 /// Serves requests on one connection until it closes, idles out, or the server stops.
-fn serve(stream: TcpStream, shared: &Shared, jobs: Sender<Job>) {
+fn serve(stream: TcpStream, shared: &Shared) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let Ok(mut out) = stream.try_clone() else {
@@ -333,6 +280,8 @@ fn serve(stream: TcpStream, shared: &Shared, jobs: Sender<Job>) {
     let mut input = Input {
         reader: BufReader::new(stream),
         deadline: Instant::now(),
+        slice: shared.policy.body_timeout,
+        armed: None,
     };
     // A new connection gets the request timeout to start its first request, a kept-alive one
     // the idle timeout between requests (as Go's server, which the reference uses).
@@ -351,7 +300,7 @@ fn serve(stream: TcpStream, shared: &Shared, jobs: Sender<Job>) {
         let (response, keep, head_only) = match read_head(&mut input) {
             Err(Fail::Gone) => return,
             Err(Fail::Answer(r)) => (r, Keep::Close, false),
-            Ok(req) => match handle(&req, &mut input, shared, &jobs) {
+            Ok(req) => match handle(&req, &mut input, shared) {
                 Err(Fail::Gone) => return,
                 Err(Fail::Answer(r)) => (r, Keep::Close, req.method == "HEAD"),
                 Ok((r, body_read)) => {
@@ -397,7 +346,15 @@ fn linger(input: &mut Input, out: &TcpStream) {
 struct Input {
     reader: BufReader<TcpStream>,
     deadline: Instant,
+    /// The longest single wait for data: the socket's receive timeout is armed with it once
+    /// and only re-armed when the deadline comes closer than that (a system call saved on
+    /// nearly every request of a kept-alive connection).
+    slice: Duration,
+    armed: Option<Duration>,
 }
+
+/// How far a read may overshoot its deadline before the socket timeout is re-armed.
+const TIMEOUT_SLACK: Duration = Duration::from_millis(500);
 
 impl Input {
     /// The buffered bytes, reading more if there are none; empty at end of stream.
@@ -408,10 +365,18 @@ impl Input {
                 if left.is_zero() {
                     return Err(timed_out());
                 }
-                self.reader
-                    .get_ref()
-                    .set_read_timeout(Some(left))
-                    .map_err(|_| Fail::Gone)?;
+                let want = left.min(self.slice);
+                let rearm = match self.armed {
+                    None => true,
+                    Some(a) => a > left + TIMEOUT_SLACK || a + TIMEOUT_SLACK < want,
+                };
+                if rearm {
+                    self.reader
+                        .get_ref()
+                        .set_read_timeout(Some(want))
+                        .map_err(|_| Fail::Gone)?;
+                    self.armed = Some(want);
+                }
             }
             match self.reader.fill_buf() {
                 Ok(_) => break,
@@ -422,7 +387,11 @@ impl Input {
                         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                     ) =>
                 {
-                    return Err(timed_out())
+                    // One slice is over; the deadline may not be.
+                    if Instant::now() < self.deadline {
+                        continue;
+                    }
+                    return Err(timed_out());
                 }
                 Err(_) => return Err(Fail::Gone),
             }
@@ -680,12 +649,7 @@ fn read_head(input: &mut Input) -> Result<Head, Fail> {
 /// The reference's pipeline for one request: virtual host, CORS, then the RPC handler.
 /// Returns the response and whether the request body was read to its end (if not, the
 /// connection is closed after the response).
-fn handle(
-    req: &Head,
-    input: &mut Input,
-    shared: &Shared,
-    jobs: &Sender<Job>,
-) -> Result<(Response, bool), Fail> {
+fn handle(req: &Head, input: &mut Input, shared: &Shared) -> Result<(Response, bool), Fail> {
     let no_body = req.framing == Framing::Length(0);
     if !host_allowed(req.host(), &shared.policy.vhosts) {
         return Ok((Response::text(403, "invalid host specified\n"), no_body));
@@ -704,18 +668,13 @@ fn handle(
         }
         cors_headers = cors.actual(&req.method, req.header("origin"));
     }
-    let (mut response, body_read) = rpc(req, input, shared, jobs)?;
+    let (mut response, body_read) = rpc(req, input, shared)?;
     response.headers.splice(0..0, cors_headers);
     Ok((response, body_read))
 }
 
 /// The RPC handler's checks (reference §1.7, in order), then the call.
-fn rpc(
-    req: &Head,
-    input: &mut Input,
-    shared: &Shared,
-    jobs: &Sender<Job>,
-) -> Result<(Response, bool), Fail> {
+fn rpc(req: &Head, input: &mut Input, shared: &Shared) -> Result<(Response, bool), Fail> {
     let limit = shared.policy.max_body;
     let no_body = req.framing == Framing::Length(0);
     if req.method == "GET" && no_body && req.query().is_empty() {
@@ -752,7 +711,7 @@ fn rpc(
         }
         Framing::Chunked => read_chunked(input, limit)?,
     };
-    Ok((call(shared, jobs, body)?, body_read))
+    Ok((call(shared, body)?, body_read))
 }
 
 /// Reads a chunked body, keeping at most `cap` bytes; a longer body is cut there (and then
@@ -793,26 +752,33 @@ fn read_chunked(input: &mut Input, cap: usize) -> Result<(Vec<u8>, bool), Fail> 
     }
 }
 
-/// Runs one body on the worker pool and waits for its outcome, up to the execution timeout.
-fn call(shared: &Shared, jobs: &Sender<Job>, body: Vec<u8>) -> Result<Response, Fail> {
-    let (tx, rx) = mpsc::channel();
-    jobs.send(Job { body, reply: tx }).map_err(|_| Fail::Gone)?;
-    let deadline = Instant::now() + EXECUTION_TIMEOUT;
-    loop {
-        match rx.recv_timeout(POLL_INTERVAL) {
-            Ok(outcome) => return Ok(Response::json(outcome.reply)),
-            Err(RecvTimeoutError::Disconnected) => return Err(Fail::Gone),
-            Err(RecvTimeoutError::Timeout) => {
-                if shared.stop.load(Ordering::SeqCst) {
-                    return Err(Fail::Gone);
-                }
-                if Instant::now() >= deadline {
-                    let mut r = Response::text(503, "timeout");
-                    r.headers.retain(|(k, _)| *k != "X-Content-Type-Options");
-                    return Ok(r);
-                }
+/// Runs one body under a permit of the worker pool: waits for a free permit (giving up when
+/// the endpoint stops), runs the call on this thread, and frees the permit.
+fn call(shared: &Shared, body: Vec<u8>) -> Result<Response, Fail> {
+    {
+        let mut free = lock(&shared.permits);
+        while *free == 0 {
+            if shared.stop.load(Ordering::SeqCst) {
+                return Err(Fail::Gone);
             }
+            free = shared
+                .permit_freed
+                .wait_timeout(free, POLL_INTERVAL)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
+        *free -= 1;
+    }
+    // The dispatcher already turns handler panics into errors; this keeps the permit count
+    // right should anything else panic.
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        shared.dispatcher.handle_bytes(&body, None)
+    }));
+    *lock(&shared.permits) += 1;
+    shared.permit_freed.notify_one();
+    match outcome {
+        Ok(o) => Ok(Response::json(o.reply)),
+        Err(_) => Err(Fail::Gone),
     }
 }
 

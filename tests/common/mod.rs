@@ -333,7 +333,11 @@ impl Ipc {
                 _ => {}
             }
             let mut chunk = [0u8; 65536];
-            let n = self.stream.read(&mut chunk).ok()?;
+            let n = match self.stream.read(&mut chunk) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => panic!("IPC read failed: {e}"),
+            };
             if n == 0 {
                 return None;
             }
@@ -347,6 +351,30 @@ impl Ipc {
             &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
                 .to_string(),
         );
-        self.recv().expect("a response")
+        self.recv().unwrap_or_else(|| {
+            panic!("the node closed the IPC connection before answering {method}")
+        })
     }
+}
+
+/// The `result` of a JSON-RPC response, asserting there is no error.
+pub fn ok(v: serde_json::Value) -> serde_json::Value {
+    assert!(v.get("error").is_none(), "unexpected error: {v}");
+    assert!(v.get("result").is_some(), "no result: {v}");
+    v["result"].clone()
+}
+
+/// The `(code, message)` of a JSON-RPC error response, asserting there is no result.
+pub fn err(v: serde_json::Value) -> (i64, String) {
+    let e = v
+        .get("error")
+        .unwrap_or_else(|| panic!("expected an error: {v}"));
+    assert!(
+        v.get("result").is_none(),
+        "error and result both present: {v}"
+    );
+    (
+        e["code"].as_i64().unwrap(),
+        e["message"].as_str().unwrap().to_string(),
+    )
 }
