@@ -124,7 +124,7 @@ without parentheses the method gets no arguments",
                     "Interactive console: module.method(args) lines, as `exec` takes them, \
 with line editing, tab completion of module and method names, and a history kept in \
 DIR/chainctl_history with --datadir DIR, else in ~/.chainctl_history. A missing or null \
-passphrase parameter is prompted for without echo, e.g. personal.newAccount() or \
+passphrase parameter is read from the next --password-file, else prompted for without echo, e.g. personal.newAccount() or \
 personal.unlockAccount(\"0x..\", null, 600); lines holding a passphrase are not recorded in \
 the history. Results are printed as pretty JSON, errors as `error CODE: MESSAGE`, and the \
 console goes on. `exit` or ctrl-d leaves.",
@@ -136,37 +136,57 @@ console goes on. `exit` or ctrl-d leaves.",
     cmd
 }
 
-/// `chainctl MODULE`: one subcommand per method of the module in the table.
+/// `chainctl MODULE`: one subcommand per method of the module in the table. The long help
+/// (and so the man page) lists every method with its parameters.
 fn module_command(module: &'static str) -> Command {
+    let methods: Vec<&'static MethodSpec> = spec::METHODS
+        .iter()
+        .filter(|m| m.module() == module)
+        .collect();
+    let mut listing = format!("Methods (`chainctl {module} METHOD --help` tells more):");
+    for m in &methods {
+        let method = m.name.split_once('_').map_or(m.name, |(_, rest)| rest);
+        let line = format!("{method} {}", usage_of(m));
+        listing.push_str(&format!("\n  {}\n      {}", line.trim_end(), m.summary));
+    }
     let mut cmd = Command::new(module)
         .about(format!("Methods of the {module} module"))
+        .after_long_help(listing)
         .subcommand_required(true)
         .arg_required_else_help(true);
-    for m in spec::METHODS.iter().filter(|m| m.module() == module) {
+    for m in methods {
         cmd = cmd.subcommand(method_command(m));
     }
     cmd
 }
 
-/// `chainctl MODULE METHOD [ARGS...]`, its help listing the method's parameters.
-fn method_command(m: &'static MethodSpec) -> Command {
-    let (module, method) = m.name.split_once('_').expect("table names are module_method");
-    let usage: Vec<String> = m
-        .params
+/// The parameters of `m` as a usage line: `<required>`, `[optional]`; a passphrase is always
+/// `[optional]` on the command line.
+fn usage_of(m: &MethodSpec) -> String {
+    m.params
         .iter()
         .map(|p| {
-            if p.optional || p.kind == ParamKind::Passphrase {
+            if p.optional || p.kind.is_passphrase() {
                 format!("[{}]", p.name)
             } else {
                 format!("<{}>", p.name)
             }
         })
-        .collect();
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `chainctl MODULE METHOD [ARGS...]`, its help listing the method's parameters.
+fn method_command(m: &'static MethodSpec) -> Command {
+    let (module, method) = m
+        .name
+        .split_once('_')
+        .expect("table names are module_method");
     let mut params = String::new();
     for p in m.params {
         let what = match p.kind {
             ParamKind::String => "a string",
-            ParamKind::Passphrase => "a passphrase; leave it out or give null to read it from --password-file or a no-echo prompt",
+            ParamKind::Passphrase | ParamKind::NewPassphrase => "a passphrase; leave it out or give null to read it from --password-file or a no-echo prompt",
             ParamKind::Address => "an address, 0x + 40 hex digits",
             ParamKind::Bytes => "0x-prefixed hex bytes",
             ParamKind::Integer => "an integer",
@@ -182,8 +202,15 @@ fn method_command(m: &'static MethodSpec) -> Command {
     }
     Command::new(method)
         .about(m.summary)
-        .after_help(format!("JSON-RPC method {}. Parameters, in order:{params}", m.name))
-        .override_usage(format!("chainctl {module} {method} [OPTIONS] {}", usage.join(" ")).trim_end().to_string())
+        .after_help(format!(
+            "JSON-RPC method {}. Parameters, in order:{params}",
+            m.name
+        ))
+        .override_usage(
+            format!("chainctl {module} {method} [OPTIONS] {}", usage_of(m))
+                .trim_end()
+                .to_string(),
+        )
         .arg(
             Arg::new("args")
                 .value_name("ARGS")
@@ -264,7 +291,13 @@ pub fn history_path(datadir: Option<&Path>) -> Option<PathBuf> {
 pub fn parse_arg(text: &str, kind: Option<ParamKind>) -> Value {
     let stringy = matches!(
         kind,
-        Some(ParamKind::String | ParamKind::Passphrase | ParamKind::Address | ParamKind::Bytes)
+        Some(
+            ParamKind::String
+                | ParamKind::Passphrase
+                | ParamKind::NewPassphrase
+                | ParamKind::Address
+                | ParamKind::Bytes
+        )
     );
     match serde_json::from_str::<Value>(text) {
         Ok(v) if !stringy || v.is_string() || v.is_null() => v,
@@ -281,7 +314,7 @@ pub fn assemble_args(m: &MethodSpec, args: &[String], with_files: bool) -> Vec<V
     let mut out = Vec::new();
     let mut rest = args.iter().peekable();
     for p in m.params {
-        if with_files && p.kind == ParamKind::Passphrase {
+        if with_files && p.kind.is_passphrase() {
             if rest.peek().is_some_and(|a| a.as_str() == "null") {
                 rest.next();
             }
@@ -299,7 +332,12 @@ pub fn assemble_args(m: &MethodSpec, args: &[String], with_files: bool) -> Vec<V
 
 /// Fills the passphrases of `m` in `params` from `source`, failing as bad usage when one
 /// cannot be had or when a password file goes unused.
-fn fill(m: Option<&MethodSpec>, name: &str, params: &mut Vec<Value>, source: &mut Passphrases) -> Result<(), Failure> {
+fn fill(
+    m: Option<&MethodSpec>,
+    name: &str,
+    params: &mut Vec<Value>,
+    source: &mut Passphrases,
+) -> Result<(), Failure> {
     let Some(m) = m else {
         if source.has_files() {
             return Err(Failure::usage(format!(
@@ -313,7 +351,7 @@ fn fill(m: Option<&MethodSpec>, name: &str, params: &mut Vec<Value>, source: &mu
         let names: Vec<&str> = m
             .params
             .iter()
-            .filter(|p| p.kind == ParamKind::Passphrase)
+            .filter(|p| p.kind.is_passphrase())
             .map(|p| p.name)
             .collect();
         return Err(Failure::usage(format!(
@@ -358,6 +396,8 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
     let datadir = matches.get_one::<PathBuf>("datadir").map(PathBuf::as_path);
     let given_endpoint = matches.get_one::<String>("endpoint").map(String::as_str);
     let endpoint = resolve_endpoint(given_endpoint, datadir);
+    // Whether the endpoint is the fallback chosen without being asked (said when unreachable).
+    let defaulted = given_endpoint.is_none() && datadir.is_none();
     let files: Vec<PathBuf> = matches
         .get_many::<PathBuf>("password_file")
         .map(|v| v.cloned().collect())
@@ -368,8 +408,9 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
     // Everything that can be bad usage is checked before connecting.
     let (name, params) = match sub {
         "attach" => {
-            let client = connect(&endpoint, given_endpoint.is_none() && datadir.is_none())?;
-            return console::attach(client, history_path(datadir).as_deref()).map_err(Failure::from);
+            let client = connect(&endpoint, defaulted)?;
+            return console::attach(client, history_path(datadir).as_deref(), source)
+                .map_err(Failure::from);
         }
         "exec" => {
             let line = sub_m.get_one::<String>("line").expect("required");
@@ -385,8 +426,16 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                 None => Vec::new(),
                 Some(text) => match serde_json::from_str::<Value>(text) {
                     Ok(Value::Array(a)) => a,
-                    Ok(_) => return Err(Failure::usage("JSON_PARAMS must be a JSON array, e.g. '[\"0x..\", 600]'")),
-                    Err(e) => return Err(Failure::usage(format!("JSON_PARAMS is not valid JSON: {e}"))),
+                    Ok(_) => {
+                        return Err(Failure::usage(
+                            "JSON_PARAMS must be a JSON array, e.g. '[\"0x..\", 600]'",
+                        ))
+                    }
+                    Err(e) => {
+                        return Err(Failure::usage(format!(
+                            "JSON_PARAMS is not valid JSON: {e}"
+                        )))
+                    }
                 },
             };
             fill(spec::find(&name), &name, &mut params, &mut source)?;
@@ -396,14 +445,19 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
             let (method, args_m) = sub_m.subcommand().expect("a method subcommand is required");
             let name = format!("{module}_{method}");
             let m = spec::find(&name).expect("subcommands come from the table");
-            let args: Vec<String> = args_m.get_many::<String>("args").map(|v| v.cloned().collect()).unwrap_or_default();
+            let args: Vec<String> = args_m
+                .get_many::<String>("args")
+                .map(|v| v.cloned().collect())
+                .unwrap_or_default();
             let mut params = assemble_args(m, &args, source.has_files());
             fill(Some(m), &name, &mut params, &mut source)?;
             (name, params)
         }
     };
-    let mut client = connect(&endpoint, given_endpoint.is_none() && datadir.is_none())?;
-    let result = client.call(&name, params).map_err(|e| explain(e, &endpoint, given_endpoint.is_none() && datadir.is_none()))?;
+    let mut client = connect(&endpoint, defaulted)?;
+    let result = client
+        .call(&name, params)
+        .map_err(|e| explain(e, &endpoint, defaulted))?;
     writeln!(out, "{}", console::render(&result))
         .and_then(|()| out.flush())
         .map_err(|e| Failure {
@@ -419,7 +473,11 @@ fn connect(endpoint: &str, defaulted: bool) -> Result<Client, Failure> {
 /// Adds to an unreachable default endpoint that the IPC socket was looked for first.
 fn explain(e: ClientError, endpoint: &str, defaulted: bool) -> Failure {
     let mut f = Failure::from(e);
-    if f.code == 1 && defaulted && endpoint_kind(endpoint) == EndpointKind::Http && f.message.starts_with("error: cannot reach") {
+    if f.code == 1
+        && defaulted
+        && endpoint_kind(endpoint) == EndpointKind::Http
+        && f.message.starts_with("error: cannot reach")
+    {
         f.message.push_str(&format!(
             " (and there is no IPC socket at {}; give --endpoint or --datadir)",
             datadir::default_datadir().join(IPC_NAME).display()
@@ -437,7 +495,10 @@ mod tests {
     fn the_definition_is_consistent() {
         command().debug_assert();
         for builtin in ["call", "exec", "attach"] {
-            assert!(!spec::modules().contains(&builtin), "module {builtin} would shadow a command");
+            assert!(
+                !spec::modules().contains(&builtin),
+                "module {builtin} would shadow a command"
+            );
         }
     }
 
@@ -446,15 +507,29 @@ mod tests {
         let cmd = command();
         for m in spec::METHODS {
             let (module, method) = m.name.split_once('_').unwrap();
-            let sub = cmd.find_subcommand(module).unwrap_or_else(|| panic!("no module {module}"));
-            assert!(sub.find_subcommand(method).is_some(), "no command for {}", m.name);
+            let sub = cmd
+                .find_subcommand(module)
+                .unwrap_or_else(|| panic!("no module {module}"));
+            assert!(
+                sub.find_subcommand(method).is_some(),
+                "no command for {}",
+                m.name
+            );
         }
     }
 
     #[test]
     fn method_commands_parse() {
         let m = command()
-            .try_get_matches_from(["chainctl", "--endpoint", "x.ipc", "admin", "startHTTP", "127.0.0.1", "0"])
+            .try_get_matches_from([
+                "chainctl",
+                "--endpoint",
+                "x.ipc",
+                "admin",
+                "startHTTP",
+                "127.0.0.1",
+                "0",
+            ])
             .unwrap();
         assert_eq!(m.get_one::<String>("endpoint").unwrap(), "x.ipc");
         let (module, mm) = m.subcommand().unwrap();
@@ -464,10 +539,22 @@ mod tests {
         assert_eq!(args, ["127.0.0.1", "0"]);
         // Global options after the method, and negative numbers as arguments.
         let m = command()
-            .try_get_matches_from(["chainctl", "personal", "unlockAccount", "0x1", "-5", "--password-file", "f"])
+            .try_get_matches_from([
+                "chainctl",
+                "personal",
+                "unlockAccount",
+                "0x1",
+                "-5",
+                "--password-file",
+                "f",
+            ])
             .unwrap();
         assert_eq!(m.get_many::<PathBuf>("password_file").unwrap().count(), 1);
-        for bad in [vec!["chainctl", "nosuch", "x"], vec!["chainctl", "personal", "nosuch"], vec!["chainctl", "personal"]] {
+        for bad in [
+            vec!["chainctl", "nosuch", "x"],
+            vec!["chainctl", "personal", "nosuch"],
+            vec!["chainctl", "personal"],
+        ] {
             let e = command().try_get_matches_from(&bad).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{bad:?}");
         }
@@ -478,9 +565,15 @@ mod tests {
         assert_eq!(parse_arg("600", Some(ParamKind::Integer)), json!(600));
         assert_eq!(parse_arg("true", None), json!(true));
         assert_eq!(parse_arg("null", Some(ParamKind::Passphrase)), Value::Null);
-        assert_eq!(parse_arg(r#"{"from":"0x1"}"#, Some(ParamKind::Object)), json!({"from": "0x1"}));
+        assert_eq!(
+            parse_arg(r#"{"from":"0x1"}"#, Some(ParamKind::Object)),
+            json!({"from": "0x1"})
+        );
         assert_eq!(parse_arg("0xabc", Some(ParamKind::Address)), json!("0xabc"));
-        assert_eq!(parse_arg("127.0.0.1", Some(ParamKind::String)), json!("127.0.0.1"));
+        assert_eq!(
+            parse_arg("127.0.0.1", Some(ParamKind::String)),
+            json!("127.0.0.1")
+        );
         assert_eq!(parse_arg("hello", None), json!("hello"));
         // A string parameter keeps digits as text, unless quoted JSON.
         assert_eq!(parse_arg("1234", Some(ParamKind::String)), json!("1234"));
@@ -492,16 +585,34 @@ mod tests {
     fn password_files_stand_in_for_passphrases() {
         let unlock = spec::find("personal_unlockAccount").unwrap();
         let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(assemble_args(unlock, &a(&["0x1", "600"]), true), vec![json!("0x1"), Value::Null, json!(600)]);
-        assert_eq!(assemble_args(unlock, &a(&["0x1"]), true), vec![json!("0x1"), Value::Null]);
-        assert_eq!(assemble_args(unlock, &a(&["0x1", "null", "600"]), true), vec![json!("0x1"), Value::Null, json!(600)]);
-        assert_eq!(assemble_args(unlock, &a(&["0x1", "pw", "600"]), false), vec![json!("0x1"), json!("pw"), json!(600)]);
-        assert_eq!(assemble_args(unlock, &a(&["0x1"]), false), vec![json!("0x1")]);
+        assert_eq!(
+            assemble_args(unlock, &a(&["0x1", "600"]), true),
+            vec![json!("0x1"), Value::Null, json!(600)]
+        );
+        assert_eq!(
+            assemble_args(unlock, &a(&["0x1"]), true),
+            vec![json!("0x1"), Value::Null]
+        );
+        assert_eq!(
+            assemble_args(unlock, &a(&["0x1", "null", "600"]), true),
+            vec![json!("0x1"), Value::Null, json!(600)]
+        );
+        assert_eq!(
+            assemble_args(unlock, &a(&["0x1", "pw", "600"]), false),
+            vec![json!("0x1"), json!("pw"), json!(600)]
+        );
+        assert_eq!(
+            assemble_args(unlock, &a(&["0x1"]), false),
+            vec![json!("0x1")]
+        );
         let new = spec::find("personal_newAccount").unwrap();
         assert_eq!(assemble_args(new, &[], true), vec![Value::Null]);
         assert_eq!(assemble_args(new, &[], false), Vec::<Value>::new());
         let modules = spec::find("rpc_modules").unwrap();
-        assert_eq!(assemble_args(modules, &a(&["extra", "1"]), false), vec![json!("extra"), json!(1)]);
+        assert_eq!(
+            assemble_args(modules, &a(&["extra", "1"]), false),
+            vec![json!("extra"), json!(1)]
+        );
     }
 
     #[test]
@@ -511,20 +622,48 @@ mod tests {
         std::fs::write(&f, "x\n").unwrap();
         let unlock = spec::find("personal_unlockAccount").unwrap();
         let mut params = vec![json!("0x1"), json!("given")];
-        let e = fill(Some(unlock), unlock.name, &mut params, &mut Passphrases::new(vec![f.clone()])).unwrap_err();
+        let e = fill(
+            Some(unlock),
+            unlock.name,
+            &mut params,
+            &mut Passphrases::new(vec![f.clone()]),
+        )
+        .unwrap_err();
         assert_eq!(e.code, 2);
-        assert!(e.message.contains("1 --password-file given, 0 used"), "{}", e.message);
-        let e = fill(None, "foo_bar", &mut vec![], &mut Passphrases::new(vec![f.clone()])).unwrap_err();
+        assert!(
+            e.message.contains("1 --password-file given, 0 used"),
+            "{}",
+            e.message
+        );
+        let e = fill(
+            None,
+            "foo_bar",
+            &mut vec![],
+            &mut Passphrases::new(vec![f.clone()]),
+        )
+        .unwrap_err();
         assert_eq!(e.code, 2);
         let mut params = vec![json!("0x1"), Value::Null];
-        fill(Some(unlock), unlock.name, &mut params, &mut Passphrases::new(vec![f])).unwrap();
+        fill(
+            Some(unlock),
+            unlock.name,
+            &mut params,
+            &mut Passphrases::new(vec![f]),
+        )
+        .unwrap();
         assert_eq!(params, vec![json!("0x1"), json!("x")]);
     }
 
     #[test]
     fn endpoints() {
-        assert_eq!(resolve_endpoint(Some("ws://h:1"), Some(Path::new("/d"))), "ws://h:1");
-        assert_eq!(resolve_endpoint(None, Some(Path::new("/d"))), "/d/chaind.ipc");
+        assert_eq!(
+            resolve_endpoint(Some("ws://h:1"), Some(Path::new("/d"))),
+            "ws://h:1"
+        );
+        assert_eq!(
+            resolve_endpoint(None, Some(Path::new("/d"))),
+            "/d/chaind.ipc"
+        );
         let default = resolve_endpoint(None, None);
         let ipc = datadir::default_datadir().join("chaind.ipc");
         if ipc.exists() {
@@ -532,7 +671,10 @@ mod tests {
         } else {
             assert_eq!(default, FALLBACK_ENDPOINT);
         }
-        assert_eq!(history_path(Some(Path::new("/d"))).unwrap(), Path::new("/d/chainctl_history"));
+        assert_eq!(
+            history_path(Some(Path::new("/d"))).unwrap(),
+            Path::new("/d/chainctl_history")
+        );
     }
 
     #[test]
@@ -541,7 +683,13 @@ mod tests {
             code: -32601,
             message: "the method foo_bar does not exist/is not available".into(),
         });
-        assert_eq!((f.code, f.message.as_str()), (1, "error -32601: the method foo_bar does not exist/is not available"));
+        assert_eq!(
+            (f.code, f.message.as_str()),
+            (
+                1,
+                "error -32601: the method foo_bar does not exist/is not available"
+            )
+        );
         let f = explain(
             ClientError::Unreachable {
                 endpoint: FALLBACK_ENDPOINT.into(),

@@ -31,6 +31,24 @@ pub fn keccak256_concat(parts: &[&[u8]]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// Appends `0x` and the lower-case hex digits of `bytes` to `out`.
+pub fn write_hex0x(bytes: &[u8], out: &mut Vec<u8>) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(2 + 2 * bytes.len());
+    out.extend_from_slice(b"0x");
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize]);
+        out.push(DIGITS[(b & 15) as usize]);
+    }
+}
+
+/// `0x` and the lower-case hex digits of `bytes`.
+pub fn to_hex0x(bytes: &[u8]) -> String {
+    let mut out = Vec::new();
+    write_hex0x(bytes, &mut out);
+    String::from_utf8(out).expect("hex digits are ASCII")
+}
+
 /// Errors of key handling, signing and recovery. Messages are the reference node's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CryptoError {
@@ -68,12 +86,7 @@ impl Address {
 
     /// Appends `0x` + 40 lower-case hex digits to `out` (no allocation per address).
     pub fn write_hex0x(&self, out: &mut Vec<u8>) {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        out.extend_from_slice(b"0x");
-        for b in self.0 {
-            out.push(DIGITS[(b >> 4) as usize]);
-            out.push(DIGITS[(b & 15) as usize]);
-        }
+        write_hex0x(&self.0, out);
     }
 
     pub fn is_zero(&self) -> bool {

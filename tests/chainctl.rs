@@ -52,7 +52,10 @@ fn ctl(args: &[&str]) -> Run {
         if let Some(st) = guard.0.try_wait().unwrap() {
             break st;
         }
-        assert!(Instant::now() < deadline, "chainctl {args:?} did not finish");
+        assert!(
+            Instant::now() < deadline,
+            "chainctl {args:?} did not finish"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     Run {
@@ -67,7 +70,8 @@ fn ok(args: &[&str]) -> Value {
     let r = ctl(args);
     assert_eq!(r.code, 0, "chainctl {args:?}: {r:?}");
     assert_eq!(r.stderr, "", "chainctl {args:?}");
-    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("chainctl {args:?}: stdout is not JSON ({e}): {r:?}"))
+    serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("chainctl {args:?}: stdout is not JSON ({e}): {r:?}"))
 }
 
 fn fails(args: &[&str], code: i32) -> Run {
@@ -106,7 +110,16 @@ fn node() -> Node {
 /// The number of key files in the keystore (none before the first key).
 fn key_count(n: &Node) -> usize {
     std::fs::read_dir(n.keystore())
-        .map(|d| d.filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("UTC--")).count())
+        .map(|d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("UTC--")
+            })
+            .count()
+        })
         .unwrap_or(0)
 }
 
@@ -116,7 +129,11 @@ fn ipc(n: &Node) -> &str {
 
 /// A port nothing listens on: bound a moment ago, then closed.
 fn closed_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn is_address(v: &Value) -> bool {
@@ -130,20 +147,44 @@ fn per_method_commands_over_ipc_http_and_ws() {
     let n = node();
     let dir = tempfile::tempdir().unwrap();
     let pw = write(dir.path(), "pw", "s3cret\n");
-    let (ipc, http, ws) = (ipc(&n), n.http.as_deref().unwrap(), n.ws.as_deref().unwrap());
+    let (ipc, http, ws) = (
+        ipc(&n),
+        n.http.as_deref().unwrap(),
+        n.ws.as_deref().unwrap(),
+    );
 
-    let addr = ok(&["--endpoint", ipc, "personal", "newAccount", "--password-file", &pw]);
+    let addr = ok(&[
+        "--endpoint",
+        ipc,
+        "personal",
+        "newAccount",
+        "--password-file",
+        &pw,
+    ]);
     assert!(is_address(&addr), "{addr}");
-    let r = ctl(&["--endpoint", ipc, "personal", "newAccount", "--password-file", &pw]);
+    let r = ctl(&[
+        "--endpoint",
+        ipc,
+        "personal",
+        "newAccount",
+        "--password-file",
+        &pw,
+    ]);
     // Strings are printed as JSON strings: quoted, one line.
-    assert!(r.stdout.starts_with("\"0x") && r.stdout.ends_with("\"\n"), "{r:?}");
+    assert!(
+        r.stdout.starts_with("\"0x") && r.stdout.ends_with("\"\n"),
+        "{r:?}"
+    );
     let second: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(key_count(&n), 2);
 
     let mut want = vec![addr.clone(), second.clone()];
     want.sort_by_key(|v| v.as_str().unwrap().to_string());
     for endpoint in [ipc, http, ws] {
-        let mut got = ok(&["--endpoint", endpoint, "personal", "listAccounts"]).as_array().unwrap().clone();
+        let mut got = ok(&["--endpoint", endpoint, "personal", "listAccounts"])
+            .as_array()
+            .unwrap()
+            .clone();
         got.sort_by_key(|v| v.as_str().unwrap().to_string());
         assert_eq!(got, want, "over {endpoint}");
     }
@@ -152,7 +193,10 @@ fn per_method_commands_over_ipc_http_and_ws() {
     for m in ["admin", "chain", "net", "personal", "rpc", "web3"] {
         assert_eq!(all[m], json!("1.0"), "{all}");
     }
-    assert_eq!(ok(&["--endpoint", http, "rpc", "modules"]), json!({"admin": "1.0", "personal": "1.0", "rpc": "1.0"}));
+    assert_eq!(
+        ok(&["--endpoint", http, "rpc", "modules"]),
+        json!({"admin": "1.0", "personal": "1.0", "rpc": "1.0"})
+    );
     let over_ws = ok(&["--endpoint", ws, "rpc", "modules"]);
     assert_eq!(over_ws["personal"], json!("1.0"), "{over_ws}");
     assert!(over_ws.get("admin").is_none(), "{over_ws}");
@@ -164,9 +208,19 @@ fn per_method_commands_over_ipc_http_and_ws() {
 
     // Arguments: a host string and an integer port.
     assert_eq!(ok(&["--endpoint", ipc, "admin", "stopHTTP"]), json!(true));
-    assert_eq!(ok(&["--endpoint", ipc, "admin", "startHTTP", "127.0.0.1", "0"]), json!(true));
-    let r = fails(&["--endpoint", ipc, "admin", "startHTTP", "127.0.0.1", "0"], 1);
-    assert!(r.stderr.starts_with("error -32000: HTTP RPC already running on 127.0.0.1:"), "{r:?}");
+    assert_eq!(
+        ok(&["--endpoint", ipc, "admin", "startHTTP", "127.0.0.1", "0"]),
+        json!(true)
+    );
+    let r = fails(
+        &["--endpoint", ipc, "admin", "startHTTP", "127.0.0.1", "0"],
+        1,
+    );
+    assert!(
+        r.stderr
+            .starts_with("error -32000: HTTP RPC already running on 127.0.0.1:"),
+        "{r:?}"
+    );
 }
 
 #[test]
@@ -176,7 +230,14 @@ fn passphrases_from_files_never_from_argv() {
     // Only the first line counts, without its line ending.
     let secret = "correct horse battery";
     let pw = write(dir.path(), "pw", &format!("{secret}\r\nsecond line\n"));
-    let args = ["--endpoint", ipc(&n), "personal", "newAccount", "--password-file", &pw];
+    let args = [
+        "--endpoint",
+        ipc(&n),
+        "personal",
+        "newAccount",
+        "--password-file",
+        &pw,
+    ];
     assert!(args.iter().all(|a| !a.contains("horse")));
     let r = ctl(&args);
     assert_eq!(r.code, 0, "{r:?}");
@@ -186,26 +247,82 @@ fn passphrases_from_files_never_from_argv() {
 
     // The key is encrypted with the file's first line: unlock with it, as given in JSON.
     let unlock = json!([addr, secret, 60]).to_string();
-    assert_eq!(ok(&["--endpoint", ipc(&n), "call", "personal_unlockAccount", &unlock]), json!(true));
-    assert_eq!(ok(&["--endpoint", ipc(&n), "personal", "lockAccount", addr]), json!(true));
+    assert_eq!(
+        ok(&[
+            "--endpoint",
+            ipc(&n),
+            "call",
+            "personal_unlockAccount",
+            &unlock
+        ]),
+        json!(true)
+    );
+    assert_eq!(
+        ok(&["--endpoint", ipc(&n), "personal", "lockAccount", addr]),
+        json!(true)
+    );
 
     // The password file stands in for the passphrase, before and after the arguments.
-    let with_file = ["--endpoint", ipc(&n), "personal", "unlockAccount", addr, "--password-file", &pw, "600"];
+    let with_file = [
+        "--endpoint",
+        ipc(&n),
+        "personal",
+        "unlockAccount",
+        addr,
+        "--password-file",
+        &pw,
+        "600",
+    ];
     assert_eq!(ok(&with_file), json!(true));
     let wallets = ok(&["--endpoint", ipc(&n), "personal", "listWallets"]);
     assert_eq!(wallets[0]["status"], json!("Unlocked"), "{wallets}");
-    assert_eq!(ok(&["--endpoint", ipc(&n), "personal", "lockAccount", addr]), json!(true));
     assert_eq!(
-        ok(&["--password-file", &pw, "--endpoint", ipc(&n), "personal", "unlockAccount", addr]),
+        ok(&["--endpoint", ipc(&n), "personal", "lockAccount", addr]),
+        json!(true)
+    );
+    assert_eq!(
+        ok(&[
+            "--password-file",
+            &pw,
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "unlockAccount",
+            addr
+        ]),
         json!(true)
     );
     // A null argument is read from the file too.
-    assert_eq!(ok(&["--endpoint", ipc(&n), "personal", "unlockAccount", addr, "null", "5", "--password-file", &pw]), json!(true));
+    assert_eq!(
+        ok(&[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "unlockAccount",
+            addr,
+            "null",
+            "5",
+            "--password-file",
+            &pw
+        ]),
+        json!(true)
+    );
 
     // Two passphrases, two files in order: replace the key of the account.
     let key = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e";
-    let imported = ok(&["--endpoint", ipc(&n), "personal", "importRawKey", key, "--password-file", &pw]);
-    assert_eq!(imported, json!("0x819104a190255e0cedbdd9d5f59a557633d79db1"));
+    let imported = ok(&[
+        "--endpoint",
+        ipc(&n),
+        "personal",
+        "importRawKey",
+        key,
+        "--password-file",
+        &pw,
+    ]);
+    assert_eq!(
+        imported,
+        json!("0x819104a190255e0cedbdd9d5f59a557633d79db1")
+    );
     let new_pw = write(dir.path(), "new", "new one\n");
     let wallet_key = "f8cc7c3813ad23817466b1802ee805ee417001fcce9376ab8728c92dd8ea0a6b0x000x819104a190255e0cedbdd9d5f59a557633d79db1";
     let replaced = ok(&[
@@ -220,10 +337,29 @@ fn passphrases_from_files_never_from_argv() {
         &new_pw,
     ]);
     assert_eq!(replaced, imported);
-    let r = fails(&["--endpoint", ipc(&n), "personal", "unlockAccount", imported.as_str().unwrap(), "--password-file", &pw], 1);
+    let r = fails(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "unlockAccount",
+            imported.as_str().unwrap(),
+            "--password-file",
+            &pw,
+        ],
+        1,
+    );
     assert!(r.stderr.starts_with("error -32000: "), "{r:?}");
     assert_eq!(
-        ok(&["--endpoint", ipc(&n), "personal", "unlockAccount", imported.as_str().unwrap(), "--password-file", &new_pw]),
+        ok(&[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "unlockAccount",
+            imported.as_str().unwrap(),
+            "--password-file",
+            &new_pw
+        ]),
         json!(true)
     );
 }
@@ -234,16 +370,24 @@ fn a_passphrase_without_file_or_terminal_is_bad_usage() {
     let before = key_count(&n);
     for args in [
         vec!["personal", "newAccount"],
-        vec!["personal", "unlockAccount", "0x819104a190255e0cedbdd9d5f59a557633d79db1"],
+        vec![
+            "personal",
+            "unlockAccount",
+            "0x819104a190255e0cedbdd9d5f59a557633d79db1",
+        ],
         vec!["exec", "personal.newAccount()"],
-        vec!["exec", "personal.unlockAccount('0x819104a190255e0cedbdd9d5f59a557633d79db1', null, 600)"],
+        vec![
+            "exec",
+            "personal.unlockAccount('0x819104a190255e0cedbdd9d5f59a557633d79db1', null, 600)",
+        ],
         vec!["call", "personal_newAccount"],
     ] {
         let mut all = vec!["--endpoint", ipc(&n)];
         all.extend(&args);
         let r = fails(&all, 2);
         assert!(
-            r.stderr.contains("needs a passphrase: give --password-file FILE, or run on a terminal"),
+            r.stderr
+                .contains("needs a passphrase: give --password-file FILE, or run on a terminal"),
             "{args:?}: {r:?}"
         );
     }
@@ -252,10 +396,33 @@ fn a_passphrase_without_file_or_terminal_is_bad_usage() {
 
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("none").to_str().unwrap().to_string();
-    let r = fails(&["--endpoint", ipc(&n), "personal", "newAccount", "--password-file", &missing], 2);
-    assert!(r.stderr.starts_with("error: cannot read password file "), "{r:?}");
+    let r = fails(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "newAccount",
+            "--password-file",
+            &missing,
+        ],
+        2,
+    );
+    assert!(
+        r.stderr.starts_with("error: cannot read password file "),
+        "{r:?}"
+    );
     let pw = write(dir.path(), "pw", "x\n");
-    let r = fails(&["--endpoint", ipc(&n), "personal", "listAccounts", "--password-file", &pw], 2);
+    let r = fails(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "listAccounts",
+            "--password-file",
+            &pw,
+        ],
+        2,
+    );
     assert!(r.stderr.contains("--password-file given, 0 used"), "{r:?}");
 }
 
@@ -263,20 +430,49 @@ fn a_passphrase_without_file_or_terminal_is_bad_usage() {
 fn call_takes_a_raw_name_and_a_json_array() {
     let n = node();
     let e = ipc(&n);
-    assert_eq!(ok(&["--endpoint", e, "call", "rpc_modules"]), ok(&["--endpoint", e, "call", "rpc_modules", "[]"]));
     assert_eq!(
-        ok(&["--endpoint", e, "call", "personal_importRawKey", r#"["aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e", "pw"]"#]),
+        ok(&["--endpoint", e, "call", "rpc_modules"]),
+        ok(&["--endpoint", e, "call", "rpc_modules", "[]"])
+    );
+    assert_eq!(
+        ok(&[
+            "--endpoint",
+            e,
+            "call",
+            "personal_importRawKey",
+            r#"["aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e", "pw"]"#
+        ]),
         json!("0x819104a190255e0cedbdd9d5f59a557633d79db1")
     );
     assert_eq!(
-        ok(&["--endpoint", e, "call", "personal_ecRecover", r#"["0x68656c6c6f", "0x80f79479dab331d3d3ae067ff2db1fa8158d2b292b637c2075ceafd11deb739c42524edb57de715aa150146a79d1e3fbb37e377d7df52a84b7c871bb15e7bf431b"]"#]),
+        ok(&[
+            "--endpoint",
+            e,
+            "call",
+            "personal_ecRecover",
+            r#"["0x68656c6c6f", "0x80f79479dab331d3d3ae067ff2db1fa8158d2b292b637c2075ceafd11deb739c42524edb57de715aa150146a79d1e3fbb37e377d7df52a84b7c871bb15e7bf431b"]"#
+        ]),
         json!("0x819104a190255e0cedbdd9d5f59a557633d79db1")
     );
 
     let r = fails(&["--endpoint", e, "call", "foo_bar"], 1);
     assert_eq!(r.stderr, METHOD_NOT_FOUND);
-    let r = fails(&["--endpoint", e, "call", "personal_unlockAccount", r#"["0x819104a190255e0cedbdd9d5f59a557633d79db1", "wrong"]"#], 1);
-    assert!(r.stderr.starts_with("error -32000: ") && r.stderr.ends_with('\n') && r.stderr.lines().count() == 1, "{r:?}");
+    let r = fails(
+        &[
+            "--endpoint",
+            e,
+            "call",
+            "personal_unlockAccount",
+            r#"["0x819104a190255e0cedbdd9d5f59a557633d79db1", "wrong"]"#,
+        ],
+        1,
+    );
+    assert!(
+        r.stderr.starts_with("error -32000: ")
+            && r.stderr.ends_with('\n')
+            && r.stderr.lines().count() == 1,
+        "{r:?}"
+    );
 
     for bad in ["[1,", "{\"a\": 1}", "600", "not json"] {
         let r = fails(&["--endpoint", e, "call", "rpc_modules", bad], 2);
@@ -293,7 +489,10 @@ fn exec_runs_one_console_line() {
         Path::new(datadir.as_str().unwrap()).canonicalize().unwrap(),
         n.datadir.path().canonicalize().unwrap()
     );
-    assert_eq!(ok(&["--endpoint", e, "exec", "rpc.modules()"]), ok(&["--endpoint", e, "rpc", "modules"]));
+    assert_eq!(
+        ok(&["--endpoint", e, "exec", "rpc.modules()"]),
+        ok(&["--endpoint", e, "rpc", "modules"])
+    );
     let addr = ok(&[
         "--endpoint",
         e,
@@ -304,16 +503,30 @@ fn exec_runs_one_console_line() {
     let dir = tempfile::tempdir().unwrap();
     let pw = write(dir.path(), "pw", "p w\n");
     let line = "personal.unlockAccount(\"0x819104a190255e0cedbdd9d5f59a557633d79db1\", null, 600)";
-    assert_eq!(ok(&["--endpoint", e, "exec", line, "--password-file", &pw]), json!(true));
+    assert_eq!(
+        ok(&["--endpoint", e, "exec", line, "--password-file", &pw]),
+        json!(true)
+    );
     let wallets = ok(&["--endpoint", e, "exec", "personal.listWallets"]);
     assert_eq!(wallets[0]["status"], json!("Unlocked"), "{wallets}");
 
     let r = fails(&["--endpoint", e, "exec", "foo.bar()"], 1);
     assert_eq!(r.stderr, METHOD_NOT_FOUND);
-    let r = fails(&["--endpoint", e, "exec", "personal.unlockAccount('0x819104a190255e0cedbdd9d5f59a557633d79db1', 'wrong')"], 1);
+    let r = fails(
+        &[
+            "--endpoint",
+            e,
+            "exec",
+            "personal.unlockAccount('0x819104a190255e0cedbdd9d5f59a557633d79db1', 'wrong')",
+        ],
+        1,
+    );
     assert!(r.stderr.starts_with("error -32000: "), "{r:?}");
 
-    let r = fails(&["--endpoint", e, "exec", "personal.unlockAccount('0x1' 600)"], 2);
+    let r = fails(
+        &["--endpoint", e, "exec", "personal.unlockAccount('0x1' 600)"],
+        2,
+    );
     assert_eq!(
         r.stderr,
         "error: syntax error at column 30: unexpected '6': expected ',' or ')'\n"
@@ -345,43 +558,70 @@ fn exit_codes_of_bad_usage_and_unreachable_nodes() {
     let http = format!("http://127.0.0.1:{port}");
     let ws = format!("ws://127.0.0.1:{port}");
     for endpoint in [http.as_str(), ws.as_str(), nowhere] {
-        for args in [vec!["rpc", "modules"], vec!["exec", "rpc.modules()"], vec!["call", "rpc_modules"], vec!["attach"]] {
+        for args in [
+            vec!["rpc", "modules"],
+            vec!["exec", "rpc.modules()"],
+            vec!["call", "rpc_modules"],
+            vec!["attach"],
+        ] {
             let mut all = vec!["--endpoint", endpoint];
             all.extend(&args);
             let r = fails(&all, 1);
             assert!(
-                r.stderr.starts_with(&format!("error: cannot reach the node at {endpoint}: ")),
+                r.stderr
+                    .starts_with(&format!("error: cannot reach the node at {endpoint}: ")),
                 "{all:?}: {r:?}"
             );
         }
     }
-    let r = fails(&["--datadir", dir.path().to_str().unwrap(), "rpc", "modules"], 1);
-    assert!(r.stderr.contains(nowhere.replace("none.ipc", "chaind.ipc").as_str()), "{r:?}");
+    let r = fails(
+        &["--datadir", dir.path().to_str().unwrap(), "rpc", "modules"],
+        1,
+    );
+    assert!(
+        r.stderr
+            .contains(nowhere.replace("none.ipc", "chaind.ipc").as_str()),
+        "{r:?}"
+    );
 
     let r = ctl(&["--help"]);
     assert_eq!(r.code, 0);
     assert!(r.stdout.contains("Exit codes: 0 success; 1"), "{r:?}");
     let r = ctl(&["personal", "unlockAccount", "--help"]);
     assert_eq!(r.code, 0);
-    assert!(r.stdout.contains("JSON-RPC method personal_unlockAccount"), "{r:?}");
+    assert!(
+        r.stdout.contains("JSON-RPC method personal_unlockAccount"),
+        "{r:?}"
+    );
     assert!(r.stdout.contains("duration: an integer, optional"), "{r:?}");
 }
 
 #[test]
 fn client_library_over_the_three_transports() {
     let n = node();
-    for endpoint in [ipc(&n), n.http.as_deref().unwrap(), n.ws.as_deref().unwrap()] {
+    for endpoint in [
+        ipc(&n),
+        n.http.as_deref().unwrap(),
+        n.ws.as_deref().unwrap(),
+    ] {
         let mut c = Client::connect(endpoint).unwrap();
         assert_eq!(c.endpoint(), endpoint);
         // Several calls on one connection: ids move on, answers match.
         for _ in 0..3 {
             let m = c.call("rpc_modules", vec![]).unwrap();
             assert_eq!(m["rpc"], json!("1.0"), "{endpoint}: {m}");
-            assert_eq!(c.call("personal_listAccounts", vec![]).unwrap(), json!([]), "{endpoint}");
+            assert_eq!(
+                c.call("personal_listAccounts", vec![]).unwrap(),
+                json!([]),
+                "{endpoint}"
+            );
         }
         match c.call("foo_bar", vec![json!(1)]) {
             Err(ClientError::Rpc { code, message }) => {
-                assert_eq!((code, message.as_str()), (-32601, "the method foo_bar does not exist/is not available"))
+                assert_eq!(
+                    (code, message.as_str()),
+                    (-32601, "the method foo_bar does not exist/is not available")
+                )
             }
             other => panic!("{endpoint}: {other:?}"),
         }
@@ -389,15 +629,26 @@ fn client_library_over_the_three_transports() {
         assert!(c.call("rpc_modules", vec![]).is_ok());
     }
     let mut http = Client::connect(n.http.as_deref().unwrap()).unwrap();
-    assert!(matches!(http.next_notification(Duration::from_millis(10)), Err(ClientError::Protocol(_))));
+    assert!(matches!(
+        http.next_notification(Duration::from_millis(10)),
+        Err(ClientError::Protocol(_))
+    ));
     for endpoint in [ipc(&n), n.ws.as_deref().unwrap()] {
         let mut c = Client::connect(endpoint).unwrap();
         let id = c.call("chain_subscribe", vec![json!("newHeads")]).unwrap();
         assert!(id.is_string(), "{endpoint}: {id}");
         // No block comes: the wait times out and leaves the connection usable.
-        assert_eq!(c.next_notification(Duration::from_millis(50)).unwrap(), None, "{endpoint}");
+        assert_eq!(
+            c.next_notification(Duration::from_millis(50)).unwrap(),
+            None,
+            "{endpoint}"
+        );
         assert_eq!(c.call("rpc_modules", vec![]).unwrap()["rpc"], json!("1.0"));
-        assert_eq!(c.call("chain_unsubscribe", vec![id]).unwrap(), json!(true), "{endpoint}");
+        assert_eq!(
+            c.call("chain_unsubscribe", vec![id]).unwrap(),
+            json!(true),
+            "{endpoint}"
+        );
     }
 }
 
@@ -408,7 +659,11 @@ fn stream_clients_report_a_stopped_node() {
     let endpoint = ipc(&n).to_string();
     let mut c = Client::connect(&endpoint).unwrap();
     assert!(c.call("rpc_modules", vec![]).is_ok());
-    assert!(n.terminate(20).is_some_and(|s| s.success()), "{}", n.log_text());
+    assert!(
+        n.terminate(20).is_some_and(|s| s.success()),
+        "{}",
+        n.log_text()
+    );
     match c.call("rpc_modules", vec![]) {
         Err(ClientError::Unreachable { endpoint: e, .. }) => assert_eq!(e, endpoint),
         other => panic!("{other:?}"),

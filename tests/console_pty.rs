@@ -32,17 +32,26 @@ impl Console {
     fn spawn(args: &[&str], home: &std::path::Path) -> Console {
         let mut master_fd = -1;
         let mut slave_fd = -1;
-        let mut size = libc::winsize {
+        let size = libc::winsize {
             ws_row: 40,
             ws_col: 200,
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
         // SAFETY: openpty writes two descriptors; no name buffer or termios is passed.
-        let rc = unsafe { libc::openpty(&mut master_fd, &mut slave_fd, std::ptr::null_mut(), std::ptr::null(), &mut size) };
+        let rc = unsafe {
+            libc::openpty(
+                &mut master_fd,
+                &mut slave_fd,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                &size,
+            )
+        };
         assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
         // SAFETY: both descriptors were just opened and are owned here.
-        let (master, slave) = unsafe { (File::from_raw_fd(master_fd), OwnedFd::from_raw_fd(slave_fd)) };
+        let (master, slave) =
+            unsafe { (File::from_raw_fd(master_fd), OwnedFd::from_raw_fd(slave_fd)) };
         let stdio = |fd: &OwnedFd| Stdio::from(fd.try_clone().unwrap());
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_chainctl"));
         cmd.args(args)
@@ -111,7 +120,10 @@ impl Console {
                 return seen[..upto].to_string();
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "waited for {text:?}; the terminal shows:\n{seen}");
+            assert!(
+                !left.is_zero(),
+                "waited for {text:?}; the terminal shows:\n{seen}"
+            );
             out = cv.wait_timeout(out, left).unwrap().0;
         }
     }
@@ -155,7 +167,11 @@ impl Console {
             if let Some(st) = self.child.try_wait().unwrap() {
                 return st.code().unwrap_or(-1);
             }
-            assert!(Instant::now() < deadline, "chainctl did not exit; the terminal shows:\n{}", self.screen());
+            assert!(
+                Instant::now() < deadline,
+                "chainctl did not exit; the terminal shows:\n{}",
+                self.screen()
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -172,7 +188,11 @@ impl Drop for Console {
 fn address_in(text: &str) -> String {
     text.match_indices("\"0x")
         .map(|(i, _)| &text[i + 1..])
-        .find(|s| s.len() > 42 && s.as_bytes()[42] == b'"' && s[2..42].chars().all(|c| c.is_ascii_hexdigit()))
+        .find(|s| {
+            s.len() > 42
+                && s.as_bytes()[42] == b'"'
+                && s[2..42].chars().all(|c| c.is_ascii_hexdigit())
+        })
         .map(|s| s[..42].to_string())
         .unwrap_or_else(|| panic!("no address in {text:?}"))
 }
@@ -222,7 +242,10 @@ fn console_session_with_prompts_and_completion() {
     assert_eq!(c.wait(), 0, "{}", c.screen());
 
     let screen = c.screen();
-    assert!(!screen.contains("pty secret"), "a prompted passphrase was echoed:\n{screen}");
+    assert!(
+        !screen.contains("pty secret"),
+        "a prompted passphrase was echoed:\n{screen}"
+    );
     // The history: in the datadir, without the line that carried a passphrase.
     let history = std::fs::read_to_string(node.datadir.path().join("chainctl_history")).unwrap();
     assert!(history.contains("rpc.modules()"), "{history}");

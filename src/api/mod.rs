@@ -53,5 +53,5 @@ where
 
 /// Hex with `0x`, lower case.
 pub(crate) fn hex0x(b: &[u8]) -> Value {
-    Value::String(format!("0x{}", hex::encode(b)))
+    Value::String(crate::crypto::to_hex0x(b))
 }

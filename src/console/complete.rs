@@ -52,7 +52,12 @@ impl ConsoleHelper {
 impl Completer for ConsoleHelper {
     type Candidate = Pair;
 
-    fn complete(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
         let (start, names) = candidates(self.methods, line, pos);
         let pairs = names
             .into_iter()
@@ -115,8 +120,14 @@ mod tests {
 
     #[test]
     fn modules_complete_with_a_dot() {
-        assert_eq!(candidates(TABLE, "perso", 5), (0, vec!["personal.".to_string()]));
-        assert_eq!(candidates(TABLE, "", 0).1, vec!["admin.", "personal.", "rpc."]);
+        assert_eq!(
+            candidates(TABLE, "perso", 5),
+            (0, vec!["personal.".to_string()])
+        );
+        assert_eq!(
+            candidates(TABLE, "", 0).1,
+            vec!["admin.", "personal.", "rpc."]
+        );
         assert_eq!(candidates(TABLE, "x", 1).1, Vec::<String>::new());
     }
 
@@ -124,7 +135,13 @@ mod tests {
     fn methods_complete_after_the_dot() {
         assert_eq!(
             candidates(TABLE, "personal.l", 10),
-            (0, vec!["personal.listAccounts".to_string(), "personal.listWallets".to_string()])
+            (
+                0,
+                vec![
+                    "personal.listAccounts".to_string(),
+                    "personal.listWallets".to_string()
+                ]
+            )
         );
         assert_eq!(candidates(TABLE, "personal.", 9).1.len(), 3);
         assert_eq!(candidates(TABLE, "admin.d", 7).1, vec!["admin.datadir"]);
@@ -134,7 +151,10 @@ mod tests {
     fn the_word_before_the_cursor() {
         // Inside an argument list, and with text after the cursor.
         let line = "personal.unlockAccount(adm";
-        assert_eq!(candidates(TABLE, line, line.len()), (23, vec!["admin.".to_string()]));
+        assert_eq!(
+            candidates(TABLE, line, line.len()),
+            (23, vec!["admin.".to_string()])
+        );
         assert_eq!(candidates(TABLE, "rp x", 2), (0, vec!["rpc.".to_string()]));
     }
 

@@ -48,17 +48,24 @@ impl Passphrases {
         self.files.len() - self.used
     }
 
-    /// The next passphrase for `param` of `method`: the next unused file, else a prompt when
-    /// stdin is a terminal (asked twice for a passphrase that will encrypt a key file).
-    fn next(&mut self, method: &MethodSpec, param: &ParamSpec) -> Result<Zeroizing<String>, PassphraseError> {
+    /// The next passphrase for `param`: the next unused file, else a prompt when stdin is a
+    /// terminal (asked twice for a passphrase that will encrypt a key file).
+    fn next(&mut self, param: &ParamSpec) -> Result<Zeroizing<String>, PassphraseError> {
         if let Some(f) = self.files.get(self.used) {
             self.used += 1;
             return passphrase::from_file(f);
         }
         if !std::io::stdin().is_terminal() {
-            return Err(PassphraseError::NoTerminal { flag: "--password-file" });
+            return Err(PassphraseError::NoTerminal {
+                flag: "--password-file",
+            });
         }
-        passphrase::obtain(None, "--password-file", &prompt_text(param.name), encrypts_key_file(method, param))
+        passphrase::obtain(
+            None,
+            "--password-file",
+            &prompt_text(param.name),
+            param.kind == ParamKind::NewPassphrase,
+        )
     }
 }
 
@@ -78,23 +85,17 @@ fn prompt_text(name: &str) -> String {
     format!("{words}: ")
 }
 
-/// A passphrase that a new key file will be encrypted with; a typo there locks the key away
-/// for good, so the prompt asks twice (as `chain-keytool` does). The table marks passphrases
-/// but not this, hence the rule here: new keys, imported keys and replacement passphrases.
-fn encrypts_key_file(method: &MethodSpec, param: &ParamSpec) -> bool {
-    matches!(
-        (method.name, param.name),
-        ("personal_newAccount", _) | ("personal_importRawKey", _) | ("personal_replaceRawKey", "newPassphrase")
-    )
-}
-
 /// Fills the passphrase parameters of `method` that `args` gives as `null`, or leaves out
 /// when every parameter before them is given (a required one, or an optional one while a
 /// password file is still unused), from `source`. Fails when a passphrase is needed and
 /// neither a file nor a terminal can give it.
-pub fn fill_passphrases(method: &MethodSpec, args: &mut Vec<Value>, source: &mut Passphrases) -> Result<(), PassphraseError> {
+pub fn fill_passphrases(
+    method: &MethodSpec,
+    args: &mut Vec<Value>,
+    source: &mut Passphrases,
+) -> Result<(), PassphraseError> {
     for (i, param) in method.params.iter().enumerate() {
-        if param.kind != ParamKind::Passphrase {
+        if !param.kind.is_passphrase() {
             continue;
         }
         let wanted = match args.get(i) {
@@ -104,7 +105,7 @@ pub fn fill_passphrases(method: &MethodSpec, args: &mut Vec<Value>, source: &mut
         if !wanted {
             continue;
         }
-        let pass = source.next(method, param)?;
+        let pass = source.next(param)?;
         let value = Value::String(pass.as_str().to_string());
         if i < args.len() {
             args[i] = value;
@@ -124,7 +125,7 @@ fn carries_passphrase(call: &ConsoleCall) -> bool {
         .params
         .iter()
         .zip(&call.args)
-        .any(|(p, v)| p.kind == ParamKind::Passphrase && !v.is_null())
+        .any(|(p, v)| p.kind.is_passphrase() && !v.is_null())
 }
 
 /// Why a console line gave no result.
@@ -142,12 +143,20 @@ pub enum LineError {
 }
 
 /// Parses `line`, fills its passphrases from `source` and calls the method on `client`.
-pub fn run_line(client: &mut Client, line: &str, source: &mut Passphrases) -> Result<Value, LineError> {
+pub fn run_line(
+    client: &mut Client,
+    line: &str,
+    source: &mut Passphrases,
+) -> Result<Value, LineError> {
     let mut call = parse_line(line)?;
     let name = call.rpc_method();
     if let Some(method) = spec::find(&name) {
-        fill_passphrases(method, &mut call.args, source)
-            .map_err(|source| LineError::Passphrase { method: name.clone(), source })?;
+        fill_passphrases(method, &mut call.args, source).map_err(|source| {
+            LineError::Passphrase {
+                method: name.clone(),
+                source,
+            }
+        })?;
     }
     Ok(client.call(&name, call.args)?)
 }
@@ -168,28 +177,40 @@ pub fn print_error(e: &dyn std::fmt::Display, rpc: bool) {
 }
 
 /// Runs the interactive console on `client` until `exit` or end of input. History is read
-/// from and written to `history` when given. Fails only when the node cannot be reached at
-/// the start; errors of single lines are printed and the console goes on.
-pub fn attach(mut client: Client, history: Option<&Path>) -> Result<(), ClientError> {
+/// from and written to `history` when given; passphrases left out of a line come from
+/// `source` (its files, then the prompt). Fails only when the node cannot be reached at the
+/// start; errors of single lines are printed and the console goes on.
+pub fn attach(
+    mut client: Client,
+    history: Option<&Path>,
+    mut source: Passphrases,
+) -> Result<(), ClientError> {
     let modules = client.call("rpc_modules", vec![])?;
     let config = rustyline::Config::builder()
         .completion_type(rustyline::CompletionType::List)
         .auto_add_history(false)
         .build();
     let mut editor: rustyline::Editor<complete::ConsoleHelper, rustyline::history::FileHistory> =
-        rustyline::Editor::with_config(config).map_err(|e| ClientError::Protocol(format!("cannot open the terminal: {e}")))?;
+        rustyline::Editor::with_config(config)
+            .map_err(|e| ClientError::Protocol(format!("cannot open the terminal: {e}")))?;
     editor.set_helper(Some(complete::ConsoleHelper::new(spec::METHODS)));
     if let Some(h) = history {
         // A missing history file is the normal first run.
         let _ = editor.load_history(h);
     }
     let list = match &modules {
-        Value::Object(m) => m.iter().map(|(k, v)| format!("{k}:{}", v.as_str().unwrap_or("?"))).collect::<Vec<_>>().join(" "),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| format!("{k}:{}", v.as_str().unwrap_or("?")))
+            .collect::<Vec<_>>()
+            .join(" "),
         other => other.to_string(),
     };
-    println!("Welcome to the chain console!\n\nendpoint: {}\n modules: {list}\n", client.endpoint());
+    println!(
+        "Welcome to the chain console!\n\nendpoint: {}\n modules: {list}\n",
+        client.endpoint()
+    );
     println!("To exit, press ctrl-d or type exit");
-    let mut source = Passphrases::default();
     loop {
         let line = match editor.readline("> ") {
             Ok(l) => l,
@@ -221,7 +242,10 @@ pub fn attach(mut client: Client, history: Option<&Path>) -> Result<(), ClientEr
     }
     if let Some(h) = history {
         if let Err(e) = editor.save_history(h) {
-            eprintln!("warning: cannot save the console history to {}: {e}", h.display());
+            eprintln!(
+                "warning: cannot save the console history to {}: {e}",
+                h.display()
+            );
         }
     }
     Ok(())
@@ -260,19 +284,39 @@ mod tests {
     fn null_and_missing_passphrases_come_from_the_files() {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec![json!("0xabc"), Value::Null, json!(600)];
-        fill_passphrases(method("personal_unlockAccount"), &mut args, &mut files(dir.path(), &["s3cret"])).unwrap();
+        fill_passphrases(
+            method("personal_unlockAccount"),
+            &mut args,
+            &mut files(dir.path(), &["s3cret"]),
+        )
+        .unwrap();
         assert_eq!(args, vec![json!("0xabc"), json!("s3cret"), json!(600)]);
 
         let mut args = vec![json!("0xabc")];
-        fill_passphrases(method("personal_unlockAccount"), &mut args, &mut files(dir.path(), &["s3cret"])).unwrap();
+        fill_passphrases(
+            method("personal_unlockAccount"),
+            &mut args,
+            &mut files(dir.path(), &["s3cret"]),
+        )
+        .unwrap();
         assert_eq!(args, vec![json!("0xabc"), json!("s3cret")]);
 
         let mut args = vec![];
-        fill_passphrases(method("personal_newAccount"), &mut args, &mut files(dir.path(), &["a b"])).unwrap();
+        fill_passphrases(
+            method("personal_newAccount"),
+            &mut args,
+            &mut files(dir.path(), &["a b"]),
+        )
+        .unwrap();
         assert_eq!(args, vec![json!("a b")]);
 
         let mut args = vec![json!("kd")];
-        fill_passphrases(method("personal_replaceRawKey"), &mut args, &mut files(dir.path(), &["old", "new"])).unwrap();
+        fill_passphrases(
+            method("personal_replaceRawKey"),
+            &mut args,
+            &mut files(dir.path(), &["old", "new"]),
+        )
+        .unwrap();
         assert_eq!(args, vec![json!("kd"), json!("old"), json!("new")]);
     }
 
@@ -294,18 +338,38 @@ mod tests {
     fn an_optional_passphrase_is_filled_only_from_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec![json!("keystore://x")];
-        fill_passphrases(method("personal_openWallet"), &mut args, &mut Passphrases::default()).unwrap();
+        fill_passphrases(
+            method("personal_openWallet"),
+            &mut args,
+            &mut Passphrases::default(),
+        )
+        .unwrap();
         assert_eq!(args, vec![json!("keystore://x")]);
-        fill_passphrases(method("personal_openWallet"), &mut args, &mut files(dir.path(), &["p"])).unwrap();
+        fill_passphrases(
+            method("personal_openWallet"),
+            &mut args,
+            &mut files(dir.path(), &["p"]),
+        )
+        .unwrap();
         assert_eq!(args, vec![json!("keystore://x"), json!("p")]);
     }
 
     #[test]
     fn passphrase_lines_are_recognised() {
-        assert!(carries_passphrase(&parse_line(r#"personal.unlockAccount("0x1", "pw")"#).unwrap()));
-        assert!(carries_passphrase(&parse_line(r#"personal.newAccount("pw")"#).unwrap()));
-        assert!(!carries_passphrase(&parse_line(r#"personal.unlockAccount("0x1", null, 5)"#).unwrap()));
-        assert!(!carries_passphrase(&parse_line("personal.newAccount()").unwrap()));
-        assert!(!carries_passphrase(&parse_line(r#"admin.startHTTP("pw")"#).unwrap()));
+        assert!(carries_passphrase(
+            &parse_line(r#"personal.unlockAccount("0x1", "pw")"#).unwrap()
+        ));
+        assert!(carries_passphrase(
+            &parse_line(r#"personal.newAccount("pw")"#).unwrap()
+        ));
+        assert!(!carries_passphrase(
+            &parse_line(r#"personal.unlockAccount("0x1", null, 5)"#).unwrap()
+        ));
+        assert!(!carries_passphrase(
+            &parse_line("personal.newAccount()").unwrap()
+        ));
+        assert!(!carries_passphrase(
+            &parse_line(r#"admin.startHTTP("pw")"#).unwrap()
+        ));
     }
 }

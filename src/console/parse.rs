@@ -65,7 +65,11 @@ pub fn parse_line(line: &str) -> Result<ConsoleCall, SyntaxError> {
         };
         return Err(p.error(what));
     }
-    Ok(ConsoleCall { module, method, args })
+    Ok(ConsoleCall {
+        module,
+        method,
+        args,
+    })
 }
 
 struct Parser {
@@ -102,7 +106,10 @@ impl Parser {
             Some(c) => return Err(self.error(format!("unexpected '{c}': expected {what}"))),
             None => return Err(self.error(format!("unexpected end of line: expected {what}"))),
         }
-        while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        {
             self.pos += 1;
         }
         Ok(self.chars[start..self.pos].iter().collect())
@@ -125,8 +132,14 @@ impl Parser {
             match self.peek() {
                 Some(',') => self.pos += 1,
                 Some(c) if c == close => {}
-                Some(c) => return Err(self.error(format!("unexpected '{c}': expected ',' or '{close}'"))),
-                None => return Err(self.error(format!("unexpected end of line: expected ',' or '{close}'"))),
+                Some(c) => {
+                    return Err(self.error(format!("unexpected '{c}': expected ',' or '{close}'")))
+                }
+                None => {
+                    return Err(
+                        self.error(format!("unexpected end of line: expected ',' or '{close}'"))
+                    )
+                }
             }
         }
     }
@@ -172,7 +185,9 @@ impl Parser {
                     return Ok(Value::Object(map));
                 }
                 Some('"') | Some('\'') => self.string()?,
-                Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$' => self.ident("a key")?,
+                Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$' => {
+                    self.ident("a key")?
+                }
                 Some(c) if c.is_ascii_digit() => {
                     let start = self.pos;
                     while self.peek().is_some_and(|c| c.is_ascii_digit()) {
@@ -180,7 +195,9 @@ impl Parser {
                     }
                     self.chars[start..self.pos].iter().collect()
                 }
-                Some(c) => return Err(self.error(format!("unexpected '{c}': expected a key or '}}'"))),
+                Some(c) => {
+                    return Err(self.error(format!("unexpected '{c}': expected a key or '}}'")))
+                }
                 None => return Err(self.error("unexpected end of line: expected a key or '}'")),
             };
             self.skip_ws();
@@ -194,7 +211,9 @@ impl Parser {
             match self.peek() {
                 Some(',') => self.pos += 1,
                 Some('}') => {}
-                Some(c) => return Err(self.error(format!("unexpected '{c}': expected ',' or '}}'"))),
+                Some(c) => {
+                    return Err(self.error(format!("unexpected '{c}': expected ',' or '}}'")))
+                }
                 None => return Err(self.error("unexpected end of line: expected ',' or '}'")),
             }
         }
@@ -239,7 +258,9 @@ impl Parser {
                     let hi = self.hex_digits(4, esc_pos)?;
                     let c = if (0xd800..0xdc00).contains(&hi) {
                         // A surrogate pair, as JSON writes characters beyond the BMP.
-                        if self.chars.get(self.pos) != Some(&'\\') || self.chars.get(self.pos + 1) != Some(&'u') {
+                        if self.chars.get(self.pos) != Some(&'\\')
+                            || self.chars.get(self.pos + 1) != Some(&'u')
+                        {
                             return Err(self.error_at(esc_pos, "unpaired surrogate in \\u escape"));
                         }
                         self.pos += 2;
@@ -251,7 +272,9 @@ impl Parser {
                     } else {
                         char::from_u32(hi)
                     };
-                    out.push(c.ok_or_else(|| self.error_at(esc_pos, "unpaired surrogate in \\u escape"))?);
+                    out.push(c.ok_or_else(|| {
+                        self.error_at(esc_pos, "unpaired surrogate in \\u escape")
+                    })?);
                 }
                 other => return Err(self.error_at(esc_pos, format!("unknown escape '\\{other}'"))),
             }
@@ -279,21 +302,22 @@ impl Parser {
             self.pos += 1;
         }
         // Hexadecimal integers, as JavaScript writes them: 0x10 is 16.
-        if self.peek() == Some('0') && matches!(self.chars.get(self.pos + 1), Some('x') | Some('X')) {
+        if self.peek() == Some('0') && matches!(self.chars.get(self.pos + 1), Some('x') | Some('X'))
+        {
             self.pos += 2;
             let digits_start = self.pos;
             while self.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
                 self.pos += 1;
             }
             let digits: String = self.chars[digits_start..self.pos].iter().collect();
-            let v = u64::from_str_radix(&digits, 16)
-                .map_err(|_| self.error_at(start, "hexadecimal number without digits or beyond 64 bits"))?;
+            let v = u64::from_str_radix(&digits, 16).map_err(|_| {
+                self.error_at(start, "hexadecimal number without digits or beyond 64 bits")
+            })?;
             return self.integer(negative, v, start);
         }
-        while self
-            .peek()
-            .is_some_and(|c| c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')
-        {
+        while self.peek().is_some_and(|c| {
+            c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+        }) {
             let c = self.peek().unwrap();
             // A sign belongs to the number only right after an exponent mark.
             if (c == '+' || c == '-') && !matches!(self.chars[self.pos - 1], 'e' | 'E') {
@@ -314,8 +338,14 @@ impl Parser {
             };
             let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
             let int_ok = digits(int) || (int.is_empty() && frac.is_some_and(digits));
-            let frac_ok = frac.map_or(true, |f| (f.is_empty() && !int.is_empty()) || digits(f));
-            let exp_ok = exponent.map_or(true, |e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+            let frac_ok = match frac {
+                None => true,
+                Some(f) => (f.is_empty() && !int.is_empty()) || digits(f),
+            };
+            let exp_ok = match exponent {
+                None => true,
+                Some(e) => digits(e.strip_prefix(['+', '-']).unwrap_or(e)),
+            };
             int_ok && frac_ok && exp_ok
         };
         if !valid {
@@ -392,7 +422,9 @@ mod tests {
 
     #[test]
     fn strings_and_escapes() {
-        let c = call(r#"a.b("x\"y", 'it\'s', "\\ \/ \n\t\r\b\f", "\u00e9\x41", "\ud83d\ude00", 'say "hi"')"#);
+        let c = call(
+            r#"a.b("x\"y", 'it\'s', "\\ \/ \n\t\r\b\f", "\u00e9\x41", "\ud83d\ude00", 'say "hi"')"#,
+        );
         assert_eq!(
             c.args,
             vec![
@@ -410,7 +442,8 @@ mod tests {
 
     #[test]
     fn numbers() {
-        let c = call("a.b(0, 42, -7, 1.5, -0.25, 1e3, 2.5E-2, 0x10, -0x10, 18446744073709551615, .5)");
+        let c =
+            call("a.b(0, 42, -7, 1.5, -0.25, 1e3, 2.5E-2, 0x10, -0x10, 18446744073709551615, .5)");
         assert_eq!(
             c.args,
             vec![
@@ -427,7 +460,10 @@ mod tests {
                 json!(0.5)
             ]
         );
-        assert_eq!(call("a.b(-9223372036854775808)").args, vec![json!(i64::MIN)]);
+        assert_eq!(
+            call("a.b(-9223372036854775808)").args,
+            vec![json!(i64::MIN)]
+        );
         assert_eq!(err("a.b(18446744073709551616)").column, 5);
         assert_eq!(err("a.b(1.2.3)").column, 5);
         assert_eq!(err("a.b(-)").column, 5);
@@ -437,7 +473,9 @@ mod tests {
 
     #[test]
     fn literals_arrays_objects() {
-        let c = call(r#"a.b(true, false, null, [1, "two", [3]], {from: "0x1", 'to': "0x2", "value": 3, nested: {x: []},})"#);
+        let c = call(
+            r#"a.b(true, false, null, [1, "two", [3]], {from: "0x1", 'to': "0x2", "value": 3, nested: {x: []},})"#,
+        );
         assert_eq!(
             c.args,
             vec![
@@ -448,7 +486,10 @@ mod tests {
                 json!({"from": "0x1", "to": "0x2", "value": 3, "nested": {"x": []}})
             ]
         );
-        assert_eq!(call("a.b([], {}, [1,],)").args, vec![json!([]), json!({}), json!([1])]);
+        assert_eq!(
+            call("a.b([], {}, [1,],)").args,
+            vec![json!([]), json!({}), json!([1])]
+        );
         assert_eq!(call("a.b(undefined)").args, vec![Value::Null]);
     }
 
@@ -480,6 +521,9 @@ mod tests {
         assert_eq!(err("a.b.c").column, 4);
         // Columns count characters, not bytes.
         assert_eq!(err("a.b('é' x)").column, 9);
-        assert_eq!(e.to_string(), "syntax error at column 21: unknown name 'abc': strings need quotes, e.g. \"abc\"");
+        assert_eq!(
+            e.to_string(),
+            "syntax error at column 21: unknown name 'abc': strings need quotes, e.g. \"abc\""
+        );
     }
 }

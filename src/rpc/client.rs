@@ -3,7 +3,7 @@
 //! endpoint is the path of a unix socket). `chainctl` and the integration tests use it.
 
 use std::collections::VecDeque;
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use zeroize::{Zeroize, Zeroizing};
 
 /// How long a connection attempt may take before the node counts as unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -30,10 +31,7 @@ pub enum ClientError {
 }
 
 enum Transport {
-    Http {
-        agent: ureq::Agent,
-        url: String,
-    },
+    Http { agent: ureq::Agent, url: String },
     Ws(Box<tungstenite::WebSocket<TcpStream>>),
     Ipc(BufReader<UnixStream>),
 }
@@ -51,7 +49,9 @@ pub struct Client {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client").field("endpoint", &self.endpoint).finish_non_exhaustive()
+        f.debug_struct("Client")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
     }
 }
 
@@ -118,7 +118,8 @@ impl Client {
             }),
             EndpointKind::Ws => self.open_ws().map(|ws| Transport::Ws(Box::new(ws))),
             EndpointKind::Ipc => {
-                let stream = UnixStream::connect(&self.endpoint).map_err(|e| self.unreachable(e))?;
+                let stream =
+                    UnixStream::connect(&self.endpoint).map_err(|e| self.unreachable(e))?;
                 Ok(Transport::Ipc(BufReader::new(stream)))
             }
         }
@@ -153,8 +154,12 @@ impl Client {
         // Requests are small; do not let Nagle hold them back.
         let _ = stream.set_nodelay(true);
         let (ws, _) = tungstenite::client(self.endpoint.as_str(), stream).map_err(|e| match e {
-            tungstenite::HandshakeError::Failure(e) => self.unreachable(format!("WebSocket handshake failed: {e}")),
-            tungstenite::HandshakeError::Interrupted(_) => self.unreachable("WebSocket handshake interrupted"),
+            tungstenite::HandshakeError::Failure(e) => {
+                self.unreachable(format!("WebSocket handshake failed: {e}"))
+            }
+            tungstenite::HandshakeError::Interrupted(_) => {
+                self.unreachable("WebSocket handshake interrupted")
+            }
         })?;
         Ok(ws)
     }
@@ -166,12 +171,17 @@ impl Client {
     pub fn call(&mut self, method: &str, params: Vec<Value>) -> Result<Value, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        let mut envelope = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        // Params may hold passphrases: wipe every copy this client makes once it is sent.
+        let request = Zeroizing::new(envelope.to_string());
+        wipe(&mut envelope);
         if self.transport.is_none() {
             self.transport = Some(self.open()?);
         }
         let result = self.exchange(id, &request);
-        if matches!(result, Err(ClientError::Unreachable { .. })) && self.kind() != EndpointKind::Http {
+        if matches!(result, Err(ClientError::Unreachable { .. }))
+            && self.kind() != EndpointKind::Http
+        {
             self.transport = None;
         }
         result
@@ -179,7 +189,10 @@ impl Client {
 
     fn exchange(&mut self, id: u64, request: &str) -> Result<Value, ClientError> {
         if let Some(Transport::Http { agent, url }) = &self.transport {
-            let answer = agent.post(url).set("Content-Type", "application/json").send_string(request);
+            let answer = agent
+                .post(url)
+                .set("Content-Type", "application/json")
+                .send_string(request);
             let response = match answer {
                 Ok(r) => r,
                 // A JSON-RPC error may come with an HTTP error status; the body tells.
@@ -198,19 +211,24 @@ impl Client {
                     // ureq's own text repeats the URL; the cause alone reads better after it.
                     let detail = match std::error::Error::source(&t) {
                         Some(cause) => cause.to_string(),
-                        None => t.message().map_or_else(|| t.kind().to_string(), str::to_string),
+                        None => t
+                            .message()
+                            .map_or_else(|| t.kind().to_string(), str::to_string),
                     };
                     return Err(self.unreachable(detail));
                 }
             };
-            let v: Value = serde_json::from_reader(response.into_reader())
-                .map_err(|e| ClientError::Protocol(format!("{}: answer is not JSON: {e}", self.endpoint)))?;
+            let v: Value = serde_json::from_reader(response.into_reader()).map_err(|e| {
+                ClientError::Protocol(format!("{}: answer is not JSON: {e}", self.endpoint))
+            })?;
             return response_of(v);
         }
         if let Some(Transport::Ws(ws)) = self.transport.as_mut() {
             // A notification wait may have left a read timeout behind; a call waits as long
             // as the node takes.
-            ws.get_mut().set_read_timeout(None).map_err(|e| self.unreachable(e))?;
+            ws.get_mut()
+                .set_read_timeout(None)
+                .map_err(|e| self.unreachable(e))?;
         }
         self.send(request)?;
         loop {
@@ -230,7 +248,9 @@ impl Client {
 
     fn send(&mut self, text: &str) -> Result<(), ClientError> {
         let result = match self.transport.as_mut() {
-            Some(Transport::Ws(ws)) => ws.send(tungstenite::Message::text(text)).map_err(|e| e.to_string()),
+            Some(Transport::Ws(ws)) => ws
+                .send(tungstenite::Message::text(text))
+                .map_err(|e| e.to_string()),
             Some(Transport::Ipc(r)) => {
                 let s = r.get_mut();
                 s.write_all(text.as_bytes())
@@ -255,20 +275,25 @@ impl Client {
             Some(Transport::Ws(ws)) => loop {
                 match ws.read() {
                     Ok(tungstenite::Message::Text(t)) => {
-                        return serde_json::from_str(t.as_str())
-                            .map(Some)
-                            .map_err(|e| ClientError::Protocol(format!("{endpoint}: answer is not JSON: {e}")))
+                        return serde_json::from_str(t.as_str()).map(Some).map_err(|e| {
+                            ClientError::Protocol(format!("{endpoint}: answer is not JSON: {e}"))
+                        })
                     }
                     Ok(tungstenite::Message::Binary(b)) => {
-                        return serde_json::from_slice(&b)
-                            .map(Some)
-                            .map_err(|e| ClientError::Protocol(format!("{endpoint}: answer is not JSON: {e}")))
+                        return serde_json::from_slice(&b).map(Some).map_err(|e| {
+                            ClientError::Protocol(format!("{endpoint}: answer is not JSON: {e}"))
+                        })
                     }
-                    Ok(tungstenite::Message::Close(_)) => return Err(broke("the node closed the connection".into())),
+                    Ok(tungstenite::Message::Close(_)) => {
+                        return Err(broke("the node closed the connection".into()))
+                    }
                     // Pings are answered by tungstenite itself.
                     Ok(_) => continue,
                     Err(tungstenite::Error::Io(e))
-                        if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                        ) =>
                     {
                         return Ok(None)
                     }
@@ -324,25 +349,59 @@ impl Client {
     fn wait_readable(&mut self, timeout: Duration) -> Result<bool, ClientError> {
         match self.transport.as_mut() {
             Some(Transport::Ipc(r)) => {
-                if !r.buffer().is_empty() {
-                    return Ok(true);
-                }
-                let mut fds = libc::pollfd {
-                    fd: r.get_ref().as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
+                let deadline = Instant::now() + timeout;
+                let endpoint = &self.endpoint;
+                let broke = |e: io::Error| ClientError::Unreachable {
+                    endpoint: endpoint.clone(),
+                    detail: e.to_string(),
                 };
-                let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-                // SAFETY: one valid pollfd for the duration of the call.
-                let n = unsafe { libc::poll(&mut fds, 1, ms) };
-                if n < 0 {
-                    return Err(self.unreachable(io::Error::last_os_error()));
+                loop {
+                    // The newline after the last value is no message: waiting on it would
+                    // block until the next real one.
+                    let blank = r
+                        .buffer()
+                        .iter()
+                        .take_while(|b| b.is_ascii_whitespace())
+                        .count();
+                    r.consume(blank);
+                    if !r.buffer().is_empty() {
+                        return Ok(true);
+                    }
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    let mut fds = libc::pollfd {
+                        fd: r.get_ref().as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    let ms = left.as_millis().min(i32::MAX as u128) as i32;
+                    // SAFETY: one valid pollfd for the duration of the call.
+                    let n = unsafe { libc::poll(&mut fds, 1, ms) };
+                    if n < 0 {
+                        let e = io::Error::last_os_error();
+                        if e.kind() == io::ErrorKind::Interrupted {
+                            continue;
+                        }
+                        return Err(broke(e));
+                    }
+                    if n == 0 {
+                        return Ok(false);
+                    }
+                    // Readable: this read does not block. End of stream is for receive() to
+                    // report.
+                    if r.fill_buf().map_err(broke)?.is_empty() {
+                        return Ok(true);
+                    }
                 }
-                Ok(n > 0)
             }
             Some(Transport::Ws(ws)) => {
-                let t = if timeout.is_zero() { Duration::from_millis(1) } else { timeout };
-                ws.get_mut().set_read_timeout(Some(t)).map_err(|e| self.unreachable(e))?;
+                let t = if timeout.is_zero() {
+                    Duration::from_millis(1)
+                } else {
+                    timeout
+                };
+                ws.get_mut()
+                    .set_read_timeout(Some(t))
+                    .map_err(|e| self.unreachable(e))?;
                 Ok(true)
             }
             Some(Transport::Http { .. }) => Err(ClientError::Protocol(
@@ -362,6 +421,16 @@ impl Drop for Client {
     }
 }
 
+/// Zeroizes every string inside `v`.
+fn wipe(v: &mut Value) {
+    match v {
+        Value::String(s) => s.zeroize(),
+        Value::Array(a) => a.iter_mut().for_each(wipe),
+        Value::Object(o) => o.values_mut().for_each(wipe),
+        _ => {}
+    }
+}
+
 /// A message with a `method` and no `id`.
 fn is_notification(v: &Value) -> bool {
     v.get("method").is_some() && v.get("id").is_none()
@@ -370,7 +439,9 @@ fn is_notification(v: &Value) -> bool {
 /// The `result` of a response, or its `error` as [`ClientError::Rpc`].
 fn response_of(v: Value) -> Result<Value, ClientError> {
     let Value::Object(mut obj) = v else {
-        return Err(ClientError::Protocol(format!("answer is not a JSON-RPC response: {v}")));
+        return Err(ClientError::Protocol(format!(
+            "answer is not a JSON-RPC response: {v}"
+        )));
     };
     if let Some(err) = obj.remove("error") {
         let code = err.get("code").and_then(Value::as_i64);
@@ -380,11 +451,17 @@ fn response_of(v: Value) -> Result<Value, ClientError> {
                 code,
                 message: message.to_string(),
             }),
-            _ => Err(ClientError::Protocol(format!("malformed error object: {err}"))),
+            _ => Err(ClientError::Protocol(format!(
+                "malformed error object: {err}"
+            ))),
         };
     }
-    obj.remove("result")
-        .ok_or_else(|| ClientError::Protocol(format!("response without result or error: {}", Value::Object(obj))))
+    obj.remove("result").ok_or_else(|| {
+        ClientError::Protocol(format!(
+            "response without result or error: {}",
+            Value::Object(obj)
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -403,13 +480,25 @@ mod tests {
 
     #[test]
     fn responses_and_errors() {
-        assert_eq!(response_of(json!({"jsonrpc":"2.0","id":1,"result":null})).unwrap(), Value::Null);
-        match response_of(json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope"}})) {
-            Err(ClientError::Rpc { code, message }) => assert_eq!((code, message.as_str()), (-32601, "nope")),
+        assert_eq!(
+            response_of(json!({"jsonrpc":"2.0","id":1,"result":null})).unwrap(),
+            Value::Null
+        );
+        match response_of(json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope"}}))
+        {
+            Err(ClientError::Rpc { code, message }) => {
+                assert_eq!((code, message.as_str()), (-32601, "nope"))
+            }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(response_of(json!({"id":1})), Err(ClientError::Protocol(_))));
-        assert!(matches!(response_of(json!([1])), Err(ClientError::Protocol(_))));
+        assert!(matches!(
+            response_of(json!({"id":1})),
+            Err(ClientError::Protocol(_))
+        ));
+        assert!(matches!(
+            response_of(json!([1])),
+            Err(ClientError::Protocol(_))
+        ));
         let e = ClientError::Rpc {
             code: -32000,
             message: "x".into(),
@@ -422,7 +511,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("none.ipc");
         match Client::connect(path.to_str().unwrap()) {
-            Err(ClientError::Unreachable { endpoint, .. }) => assert_eq!(endpoint, path.to_str().unwrap()),
+            Err(ClientError::Unreachable { endpoint, .. }) => {
+                assert_eq!(endpoint, path.to_str().unwrap())
+            }
             other => panic!("{other:?}"),
         }
     }
@@ -430,7 +521,11 @@ mod tests {
     #[test]
     fn refused_http_and_ws_are_unreachable() {
         // A port that was free a moment ago: bind, learn it, close.
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let http = format!("http://127.0.0.1:{port}");
         let mut c = Client::connect(&http).unwrap();
         match c.call("rpc_modules", vec![]) {
@@ -438,7 +533,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let ws = format!("ws://127.0.0.1:{port}");
-        assert!(matches!(Client::connect(&ws), Err(ClientError::Unreachable { .. })));
+        assert!(matches!(
+            Client::connect(&ws),
+            Err(ClientError::Unreachable { .. })
+        ));
     }
 
     /// A scripted IPC peer: answers each request after sending a notification and a stale
@@ -450,7 +548,8 @@ mod tests {
         let listener = UnixListener::bind(&path).unwrap();
         let server = std::thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
-            let mut reader = serde_json::Deserializer::from_reader(s.try_clone().unwrap()).into_iter::<Value>();
+            let mut reader =
+                serde_json::Deserializer::from_reader(s.try_clone().unwrap()).into_iter::<Value>();
             let mut seen = Vec::new();
             for _ in 0..2 {
                 let req = reader.next().unwrap().unwrap();
@@ -469,29 +568,89 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(20));
                 s.write_all(b.as_bytes()).unwrap();
             }
-            s.write_all(json!({"jsonrpc":"2.0","method":"late","params":{}}).to_string().as_bytes())
-                .unwrap();
+            s.write_all(
+                json!({"jsonrpc":"2.0","method":"late","params":{}})
+                    .to_string()
+                    .as_bytes(),
+            )
+            .unwrap();
             seen
         });
         let mut c = Client::connect(path.to_str().unwrap()).unwrap();
         assert_eq!(c.call("a_b", vec![json!(1)]).unwrap(), json!({"echo":[1]}));
-        assert_eq!(c.call("a_c", vec![json!("x"), Value::Null]).unwrap(), json!({"echo":["x",null]}));
+        assert_eq!(
+            c.call("a_c", vec![json!("x"), Value::Null]).unwrap(),
+            json!({"echo":["x",null]})
+        );
         let seen = server.join().unwrap();
         assert_eq!(seen[0]["id"], json!(1));
         assert_eq!(seen[1]["id"], json!(2));
         assert_eq!(seen[1]["method"], json!("a_c"));
         assert_eq!(seen[1]["jsonrpc"], json!("2.0"));
-        let n1 = c.next_notification(Duration::from_secs(5)).unwrap().unwrap();
+        let n1 = c
+            .next_notification(Duration::from_secs(5))
+            .unwrap()
+            .unwrap();
         assert_eq!(n1["params"]["result"], json!(1));
-        let n2 = c.next_notification(Duration::from_secs(5)).unwrap().unwrap();
+        let n2 = c
+            .next_notification(Duration::from_secs(5))
+            .unwrap()
+            .unwrap();
         assert_eq!(n2["params"]["result"], json!(2));
-        let n3 = c.next_notification(Duration::from_secs(5)).unwrap().unwrap();
+        let n3 = c
+            .next_notification(Duration::from_secs(5))
+            .unwrap()
+            .unwrap();
         assert_eq!(n3["method"], json!("late"));
         // The peer has hung up: the next wait reports the broken connection or nothing.
         match c.next_notification(Duration::from_millis(200)) {
             Ok(None) | Err(ClientError::Unreachable { .. }) => {}
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The node ends each message with a newline; that newline alone must not make a
+    /// notification wait block.
+    #[test]
+    fn ipc_notification_wait_ignores_the_trailing_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nl.ipc");
+        let listener = UnixListener::bind(&path).unwrap();
+        let peer = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut reader =
+                serde_json::Deserializer::from_reader(s.try_clone().unwrap()).into_iter::<Value>();
+            for _ in 0..2 {
+                let req = reader.next().unwrap().unwrap();
+                s.write_all(
+                    format!(
+                        "{}\n",
+                        json!({"jsonrpc":"2.0","id":req["id"],"result":"0xab"})
+                    )
+                    .as_bytes(),
+                )
+                .unwrap();
+            }
+            // Hold the connection until the client is done.
+            let _ = reader.next();
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || {
+            let mut c = Client::connect(p.to_str().unwrap()).unwrap();
+            let first = c.call("chain_subscribe", vec![json!("newHeads")]).unwrap();
+            let waited = c.next_notification(Duration::from_millis(50)).unwrap();
+            let second = c.call("rpc_modules", vec![]).unwrap();
+            tx.send((first, waited, second)).unwrap();
+        });
+        let (first, waited, second) = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the client hung");
+        assert_eq!(
+            (first, waited, second),
+            (json!("0xab"), None, json!("0xab"))
+        );
+        peer.join().unwrap();
     }
 
     #[test]
@@ -501,6 +660,9 @@ mod tests {
         let listener = UnixListener::bind(&path).unwrap();
         let mut c = Client::connect(path.to_str().unwrap()).unwrap();
         let (_peer, _) = listener.accept().unwrap();
-        assert!(c.next_notification(Duration::from_millis(50)).unwrap().is_none());
+        assert!(c
+            .next_notification(Duration::from_millis(50))
+            .unwrap()
+            .is_none());
     }
 }

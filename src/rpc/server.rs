@@ -19,13 +19,23 @@ use super::pubsub::{Connection, SubscriptionKind, SubscriptionLimit};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamKind {
     String,
+    /// A passphrase that unlocks an existing key.
     Passphrase,
+    /// A passphrase that will encrypt a new key file (clients ask for it twice).
+    NewPassphrase,
     Address,
     Bytes,
     Integer,
     Bool,
     Object,
     Any,
+}
+
+impl ParamKind {
+    /// True for both kinds of passphrase: read from a file or a no-echo prompt, never argv.
+    pub fn is_passphrase(self) -> bool {
+        matches!(self, ParamKind::Passphrase | ParamKind::NewPassphrase)
+    }
 }
 
 /// One positional parameter of a method.
