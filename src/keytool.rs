@@ -64,7 +64,7 @@ pub enum Command {
         /// 64 hex digits (no 0x), or the wallet-key form <64 hex>0x00<0x-address>;
         /// `-` reads it from standard input, which keeps it out of the process list
         #[arg(value_name = "KEYDATA")]
-        keydata: String,
+        keydata: KeyDataArg,
     },
     /// Replace the key of an existing account, in place (personal_replaceRawKey)
     #[command(name = "replace-raw")]
@@ -80,7 +80,7 @@ pub enum Command {
         /// The new key, in either form of import-raw (`-` reads standard input); its address
         /// (the key's own, or the wallet key's) names the account to replace
         #[arg(value_name = "KEYDATA")]
-        keydata: String,
+        keydata: KeyDataArg,
     },
     /// List the accounts of the keystore, one address per line, sorted by key-file URL
     List {
@@ -115,6 +115,23 @@ pub enum Command {
         #[arg(value_name = "SIGNATURE")]
         signature: String,
     },
+}
+
+/// The KEYDATA argument: kept in a zeroizing buffer and never shown by `Debug`.
+#[derive(Clone)]
+pub struct KeyDataArg(Zeroizing<String>);
+
+impl std::str::FromStr for KeyDataArg {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<KeyDataArg, Self::Err> {
+        Ok(KeyDataArg(Zeroizing::new(s.to_string())))
+    }
+}
+
+impl std::fmt::Debug for KeyDataArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyDataArg(<redacted>)")
+    }
 }
 
 /// A failed command: the message for stderr and the exit code (1 failed, 2 bad input).
@@ -194,8 +211,8 @@ fn scrypt_of(kdf: &KdfChoice) -> ScryptParams {
 
 /// Key data from the argument, or from standard input for `-` (one trailing line ending
 /// removed). Kept in a zeroizing buffer.
-fn read_keydata(arg: String) -> Result<Zeroizing<String>, Failure> {
-    let arg = Zeroizing::new(arg);
+fn read_keydata(arg: KeyDataArg) -> Result<Zeroizing<String>, Failure> {
+    let arg = arg.0;
     if arg.as_str() != "-" {
         return Ok(arg);
     }
@@ -391,4 +408,18 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_key_data() {
+        let key = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e";
+        let cli = Cli::try_parse_from(["chain-keytool", "import-raw", key]).unwrap();
+        let shown = format!("{cli:?}");
+        assert!(!shown.contains(&key[..16]), "{shown}");
+        assert!(shown.contains("redacted"), "{shown}");
+    }
 }
