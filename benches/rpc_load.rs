@@ -649,12 +649,15 @@ struct ThreadResult {
 
 /// The number of client threads: `RPC_BENCH_CLIENT_THREADS` (default 1).
 fn client_threads() -> usize {
-    let n = env_f64("RPC_BENCH_CLIENT_THREADS", 1.0);
-    assert!(
-        n >= 1.0 && n.fract() == 0.0,
-        "RPC_BENCH_CLIENT_THREADS: a whole number >= 1"
-    );
-    n as usize
+    match std::env::var("RPC_BENCH_CLIENT_THREADS") {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n: &usize| n >= 1)
+            .unwrap_or_else(|| panic!("RPC_BENCH_CLIENT_THREADS: a number >= 1, not {v:?}")),
+        Err(_) => 1,
+    }
 }
 
 /// Runs `conns` closed-loop connections against `target` for `warm` + `measure`, spread
@@ -784,12 +787,9 @@ fn client(
             next_stall_check = now + Duration::from_secs(1);
             continue;
         }
-        // Wake at the end of the window (to stop sending) and for the stall check.
-        let mut wake = next_stall_check;
-        if now < lp.to {
-            wake = wake.min(lp.to);
-        }
-        let timeout_ms = (wake - now).as_micros().div_ceil(1000) as libc::c_int;
+        // Nothing is due at the end of the window (a connection stops when its response
+        // comes after it): wake for responses, or for the stall check.
+        let timeout_ms = (next_stall_check - now).as_micros().div_ceil(1000) as libc::c_int;
         // SAFETY: `fds` is a live, exclusively borrowed array of `fds.len()` pollfd.
         let ready = unsafe {
             libc::poll(

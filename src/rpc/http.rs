@@ -24,7 +24,7 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::io::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -67,8 +67,10 @@ struct Shared {
     stop: AtomicBool,
     policy: Policy,
     dispatcher: Dispatcher,
-    /// The worker pool: how many more calls may start now.
-    permits: Mutex<usize>,
+    /// The worker pool: how many more calls may start now. Taken and returned with atomic
+    /// operations; the mutex and condition variable only serve threads that must wait.
+    permits: AtomicUsize,
+    waiting: Mutex<()>,
     permit_freed: Condvar,
     /// Open connections: a handle on each socket, to shut it down on stop, and its thread.
     conns: Mutex<HashMap<u64, (TcpStream, JoinHandle<()>)>>,
@@ -105,7 +107,8 @@ impl HttpServer {
                 body_timeout: cfg.body_timeout,
             },
             dispatcher,
-            permits: Mutex::new(cfg.workers.max(1)),
+            permits: AtomicUsize::new(cfg.workers.max(1)),
+            waiting: Mutex::new(()),
             permit_freed: Condvar::new(),
             conns: Mutex::new(HashMap::new()),
         });
@@ -752,30 +755,41 @@ fn read_chunked(input: &mut Input, cap: usize) -> Result<(Vec<u8>, bool), Fail> 
     }
 }
 
+/// Takes a permit of the worker pool if one is free.
+fn try_take_permit(shared: &Shared) -> bool {
+    shared
+        .permits
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+        .is_ok()
+}
+
 /// Runs one body under a permit of the worker pool: waits for a free permit (giving up when
 /// the endpoint stops), runs the call on this thread, and frees the permit.
 fn call(shared: &Shared, body: Vec<u8>) -> Result<Response, Fail> {
-    {
-        let mut free = lock(&shared.permits);
-        while *free == 0 {
+    if !try_take_permit(shared) {
+        let mut guard = lock(&shared.waiting);
+        while !try_take_permit(shared) {
             if shared.stop.load(Ordering::SeqCst) {
                 return Err(Fail::Gone);
             }
-            free = shared
+            guard = shared
                 .permit_freed
-                .wait_timeout(free, POLL_INTERVAL)
+                .wait_timeout(guard, POLL_INTERVAL)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
-        *free -= 1;
     }
     // The dispatcher already turns handler panics into errors; this keeps the permit count
     // right should anything else panic.
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         shared.dispatcher.handle_bytes(&body, None)
     }));
-    *lock(&shared.permits) += 1;
-    shared.permit_freed.notify_one();
+    if shared.permits.fetch_add(1, Ordering::AcqRel) == 0 {
+        // Someone may be waiting for the permit just freed. Taking the lock orders this
+        // notification after a waiter's last look, so it cannot be lost.
+        drop(lock(&shared.waiting));
+        shared.permit_freed.notify_one();
+    }
     match outcome {
         Ok(o) => Ok(Response::json(o.reply)),
         Err(_) => Err(Fail::Gone),
