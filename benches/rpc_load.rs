@@ -47,15 +47,16 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::sync::Barrier;
 use std::time::{Duration, Instant, UNIX_EPOCH};
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use chain_node::crypto::{self, Address, SecretKey};
 use chain_node::keystore::{key_file_name, keydata, Keystore, ScryptParams};
@@ -123,9 +124,24 @@ fn main() {
 
     let datadir = tempfile::tempdir().expect("a temporary datadir");
     make_keystore(&datadir.path().join("keystore"));
-    let node = ChainD::start(datadir.path());
-    eprintln!("chaind pid {} at {}", node.child.id(), node.url);
-    let target = Target::parse(&node.url);
+    // The test harness's launcher: chaind on 127.0.0.1 port 0 with --lightkdf, killed when
+    // dropped (also when the bench panics).
+    let node = common::Node::start_in(
+        datadir,
+        &[
+            "--rpc",
+            "--rpcaddr",
+            "127.0.0.1",
+            "--rpcport",
+            "0",
+            "--rpcapi",
+            "chain,personal,rpc",
+            "--ipcdisable",
+        ],
+    );
+    let url = node.http.clone().expect("chaind logs its HTTP endpoint");
+    eprintln!("chaind pid {} at {url}", node.child.id());
+    let target = Target::parse(&url);
 
     // Unlock the signing account until shutdown.
     let unlock = format!(
@@ -165,8 +181,7 @@ fn main() {
             results.push(run_case(case, &target, &body, n, warm, measure));
         }
     }
-    drop(node);
-    drop(datadir);
+    drop(node); // kills chaind; its datadir goes with it
 
     print_table(&results);
     let baseline = parse_baseline();
@@ -323,72 +338,6 @@ fn make_keystore(dir: &Path) {
         .expect("import the signing key");
     assert_eq!(acct.address.to_string(), KEY_ADDRESS);
     assert_eq!(ks.accounts().len(), COPIES + 1);
-}
-
-/// A running `chaind`, killed when dropped (also when the bench panics).
-struct ChainD {
-    child: Child,
-    url: String,
-}
-
-impl ChainD {
-    fn start(datadir: &Path) -> ChainD {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_chaind"))
-            .arg("--datadir")
-            .arg(datadir)
-            .args([
-                "--lightkdf",
-                "--rpc",
-                "--rpcaddr",
-                "127.0.0.1",
-                "--rpcport",
-                "0",
-                "--rpcapi",
-                "chain,personal,rpc",
-                "--ipcdisable",
-                "--verbosity",
-                "3",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn chaind");
-        // Read stderr to its end (so chaind never blocks on a full pipe); pass on the line
-        // with the endpoint, echo warnings and errors.
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.starts_with("WARN") || line.starts_with("ERROR") {
-                    eprintln!("chaind: {line}");
-                }
-                if line.contains("HTTP endpoint opened") {
-                    let _ = tx.send(line);
-                }
-            }
-        });
-        let mut node = ChainD {
-            child,
-            url: String::new(),
-        };
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("chaind did not log `HTTP endpoint opened` within 30 s");
-        node.url = line
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("url="))
-            .expect("url= in the endpoint line")
-            .to_string();
-        node
-    }
-}
-
-impl Drop for ChainD {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn single_core_sign_rate(key: &SecretKey, time: Duration) -> f64 {

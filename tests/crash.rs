@@ -19,7 +19,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Mutex, MutexGuard};
 use std::thread::sleep;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use chain_node::crypto::{keccak256, Address, SecretKey};
 use chain_node::keystore::keyfile;
 
-use common::{key_files, keytool, keytool_bin, write_file};
+use common::{key_files, keytool, spawn_keytool, write_file};
 
 const PASS: &str = "crash-test passphrase";
 /// Kill iterations per kill test (more are added when timing left one outcome unseen).
@@ -93,18 +93,6 @@ fn key_hex(k: &SecretKey) -> String {
 /// The wallet-key form: `key` stored under `address`.
 fn wallet_key(k: &SecretKey, address: Address) -> String {
     format!("{}0x000x{}", key_hex(k), address.to_hex())
-}
-
-fn spawn_keytool(ks: &Path, args: &[&str]) -> Child {
-    Command::new(keytool_bin())
-        .arg("--keystore")
-        .arg(ks)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn chain-keytool")
 }
 
 /// How a process ended.

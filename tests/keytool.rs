@@ -1175,15 +1175,7 @@ fn list_skips_json_that_is_not_an_object_with_an_address() {
 
 /// Runs the tool with a deadline: a FIFO in the keystore must never be opened (it would block).
 fn keytool_with_deadline(ks: &Path, args: &[&str], secs: u64) -> Run {
-    let mut child = Command::new(keytool_bin())
-        .arg("--keystore")
-        .arg(ks)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::spawn_keytool(ks, args);
     let start = Instant::now();
     loop {
         if child.try_wait().unwrap().is_some() {
@@ -1394,15 +1386,10 @@ fn concurrent_imports_of_one_key_create_one_file() {
     let e = env();
     let children: Vec<_> = (0..4)
         .map(|_| {
-            Command::new(keytool_bin())
-                .arg("--keystore")
-                .arg(&e.ks)
-                .args(["import-raw", "--light", "--password-file", e.pw(), KEY_A])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            common::spawn_keytool(
+                &e.ks,
+                &["import-raw", "--light", "--password-file", e.pw(), KEY_A],
+            )
         })
         .collect();
     let runs: Vec<Run> = children
@@ -1427,15 +1414,10 @@ fn concurrent_imports_of_different_keys_all_land() {
     let children: Vec<_> = keys
         .iter()
         .map(|k| {
-            Command::new(keytool_bin())
-                .arg("--keystore")
-                .arg(&e.ks)
-                .args(["import-raw", "--light", "--password-file", e.pw(), k])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            common::spawn_keytool(
+                &e.ks,
+                &["import-raw", "--light", "--password-file", e.pw(), k],
+            )
         })
         .collect();
     let outs: Vec<String> = children

@@ -33,7 +33,7 @@ fn unlock(d: &Dispatcher) -> Value {
     let body =
         json!({"jsonrpc":"2.0","id":1,"method":"personal_unlockAccount","params":[ADDR,"pw",60]})
             .to_string();
-    serde_json::from_str(&d.handle_bytes(body.as_bytes(), None).reply.unwrap()).unwrap()
+    serde_json::from_str(&d.handle_bytes(body.as_bytes()).unwrap()).unwrap()
 }
 
 #[test]

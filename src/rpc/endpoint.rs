@@ -16,7 +16,7 @@ pub struct HttpConfig {
     pub cors: Vec<String>,
     /// Allowed virtual hosts (the `Host` header); `*` allows any; IP addresses always pass.
     pub vhosts: Vec<String>,
-    /// Size of the worker pool that runs calls.
+    /// Size of the worker pool: how many calls may run at once.
     pub workers: usize,
     /// How long a request body may take to arrive before the request is answered 408.
     pub body_timeout: Duration,

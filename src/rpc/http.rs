@@ -781,9 +781,7 @@ fn call(shared: &Shared, body: Vec<u8>) -> Result<Response, Fail> {
     }
     // The dispatcher already turns handler panics into errors; this keeps the permit count
     // right should anything else panic.
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        shared.dispatcher.handle_bytes(&body, None)
-    }));
+    let outcome = catch_unwind(AssertUnwindSafe(|| shared.dispatcher.handle_bytes(&body)));
     if shared.permits.fetch_add(1, Ordering::AcqRel) == 0 {
         // Someone may be waiting for the permit just freed. Taking the lock orders this
         // notification after a waiter's last look, so it cannot be lost.
@@ -791,7 +789,7 @@ fn call(shared: &Shared, body: Vec<u8>) -> Result<Response, Fail> {
         shared.permit_freed.notify_one();
     }
     match outcome {
-        Ok(o) => Ok(Response::json(o.reply)),
+        Ok(reply) => Ok(Response::json(reply)),
         Err(_) => Err(Fail::Gone),
     }
 }

@@ -15,6 +15,5 @@ pub use error::RpcError;
 pub use params::{FromParam, HexBytes, Params};
 pub use pubsub::{Connection, Feed, FeedKind, Notifier, SubscriptionKind, SubscriptionLimit};
 pub use server::{
-    Call, Dispatcher, Handler, Limits, MethodSpec, Outcome, ParamKind, ParamSpec, Registry,
-    Transport,
+    Call, Dispatcher, Handler, Limits, MethodSpec, ParamKind, ParamSpec, Registry, Transport,
 };

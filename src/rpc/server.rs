@@ -164,15 +164,6 @@ pub const DEFAULT_LIMITS: Limits = Limits {
     max_batch: 1000,
 };
 
-/// What to write back for one request.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Outcome {
-    /// The response text (one object or one array), `None` when nothing is to be written.
-    pub reply: Option<String>,
-    /// The connection must be closed after writing the reply (stream parse errors).
-    pub close: bool,
-}
-
 /// The server as one endpoint sees it: the registry, the modules this endpoint offers and
 /// the transport's rules.
 #[derive(Clone)]
@@ -325,43 +316,23 @@ impl Dispatcher {
             .collect()
     }
 
-    /// Handles one request body: a single message or a batch. A syntax error answers
-    /// `parse error` over HTTP; on stream transports it answers the decoder's text and asks
-    /// for the connection to be closed.
-    pub fn handle_bytes(&self, body: &[u8], conn: Option<&Arc<Connection>>) -> Outcome {
-        let stream = self.transport != Transport::Http;
+    /// Handles one HTTP request body (a single message or a batch): the reply, or `None`
+    /// when nothing is to be written (a notification, an empty body). Malformed or too deeply
+    /// nested JSON answers `parse error`. Stream transports decode their own byte streams
+    /// (they answer the decoder's text and close) and call [`Dispatcher::handle_value`].
+    pub fn handle_bytes(&self, body: &[u8]) -> Option<String> {
+        let parse_error = || Some(error_response(RpcError::parse("parse error")));
         if !NestingScanner::default().feed(body) {
-            let e = if stream {
-                too_deep()
-            } else {
-                RpcError::parse("parse error")
-            };
-            return Outcome {
-                reply: Some(error_response(e)),
-                close: stream,
-            };
+            return parse_error();
         }
         // Only the first JSON value counts; trailing bytes are ignored, as the reference does.
-        let first = serde_json::Deserializer::from_slice(body)
+        match serde_json::Deserializer::from_slice(body)
             .into_iter::<&RawValue>()
-            .next();
-        match first {
-            None => Outcome::default(),
-            Some(Ok(raw)) => Outcome {
-                reply: self.handle_value(raw, conn),
-                close: false,
-            },
-            Some(Err(e)) => {
-                let text = if stream {
-                    e.to_string()
-                } else {
-                    "parse error".to_string()
-                };
-                Outcome {
-                    reply: Some(error_response(RpcError::parse(text))),
-                    close: stream,
-                }
-            }
+            .next()
+        {
+            None => None,
+            Some(Ok(raw)) => self.handle_value(raw, None),
+            Some(Err(_)) => parse_error(),
         }
     }
 
@@ -610,7 +581,7 @@ mod tests {
     }
 
     fn reply(d: &Dispatcher, body: &str) -> Option<String> {
-        d.handle_bytes(body.as_bytes(), None).reply
+        d.handle_bytes(body.as_bytes())
     }
 
     #[test]

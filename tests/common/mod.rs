@@ -31,6 +31,20 @@ impl From<Output> for Run {
     }
 }
 
+/// Starts `chain-keytool --keystore <ks> ARGS...` with no terminal and piped output, for a
+/// test that waits on it (or kills it) itself.
+pub fn spawn_keytool(ks: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(keytool_bin())
+        .arg("--keystore")
+        .arg(ks)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn chain-keytool")
+}
+
 /// Runs `chain-keytool --keystore <ks> ARGS...` with no terminal (stdin from /dev/null).
 pub fn keytool(ks: &Path, args: &[&str]) -> Run {
     keytool_stdin(ks, args, None)
