@@ -2,9 +2,9 @@
 //!
 //! A closed-loop load client of its own (no HTTP crate), built like wrk's so that it takes
 //! little CPU from the server it measures (on the same cores): N keep-alive TCP connections
-//! (`TCP_NODELAY`), all driven by one client thread with non-blocking sockets and
-//! `poll(2)`. Each connection has exactly one request in flight: it sends one pre-built
-//! HTTP/1.1 POST, reads the whole response (parsed as it comes: headers up to `\r\n\r\n`,
+//! (`TCP_NODELAY`), all driven by one client thread with non-blocking sockets and epoll
+//! (level-triggered, each socket registered once). Each connection has exactly one request
+//! in flight: it sends one pre-built HTTP/1.1 POST, reads the whole response (parsed as it comes: headers up to `\r\n\r\n`,
 //! then `Content-Length` bytes of body), and sends again, for a fixed time; so N connections
 //! mean N requests in flight, as with N blocking clients. Every request's latency (from the
 //! send to the last byte of the response) is recorded; the table gives requests/s, mean, p50
@@ -610,7 +610,7 @@ fn client_threads() -> usize {
 }
 
 /// Runs `conns` closed-loop connections against `target` for `warm` + `measure`, spread
-/// over the client threads (each drives its share of them with one `poll` loop).
+/// over the client threads (each drives its share of them with one epoll loop).
 fn run_case(
     case: &str,
     target: &Target,
@@ -677,6 +677,12 @@ fn run_case(
     r
 }
 
+/// A connection's descriptor and the events it is registered for with epoll.
+struct Watch {
+    fd: libc::c_int,
+    events: u32,
+}
+
 /// Where a connection of the event loop stands.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -688,7 +694,7 @@ enum State {
     Idle,
 }
 
-/// One client thread: drives its connections with non-blocking sockets and `poll`, each
+/// One client thread: drives its connections with non-blocking sockets and epoll, each
 /// with one request in flight (send, read the whole response, record, send again), until
 /// the end of the measured window; then waits for the requests still in flight (not
 /// recorded) so that no connection is dropped in the middle of a request.
@@ -700,15 +706,18 @@ fn client(
     warm: Duration,
     measure: Duration,
 ) -> ThreadResult {
+    // SAFETY: plain system call; the descriptor is closed when the loop ends.
+    let epfd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    assert!(epfd >= 0, "epoll_create1: {}", io::Error::last_os_error());
     let mut lp = EventLoop {
         target,
         request,
-        fds: conns
+        epfd,
+        watched: conns
             .iter()
-            .map(|c| libc::pollfd {
+            .map(|c| Watch {
                 fd: c.stream.as_raw_fd(),
                 events: 0,
-                revents: 0,
             })
             .collect(),
         states: vec![State::Idle; conns.len()],
@@ -718,6 +727,7 @@ fn client(
         from: Instant::now(),
         to: Instant::now(),
     };
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; lp.conns.len().max(1)];
     barrier.wait();
     let begin = Instant::now();
     (lp.from, lp.to) = (begin + warm, begin + warm + measure);
@@ -739,32 +749,26 @@ fn client(
         // Nothing is due at the end of the window (a connection stops when its response
         // comes after it): wake for responses, or for the stall check.
         let timeout_ms = (next_stall_check - now).as_micros().div_ceil(1000) as libc::c_int;
-        // SAFETY: `fds` is a live, exclusively borrowed array of `fds.len()` pollfd.
+        // SAFETY: `events` is a live, exclusively borrowed array of `events.len()` entries.
         let ready = unsafe {
-            libc::poll(
-                lp.fds.as_mut_ptr(),
-                lp.fds.len() as libc::nfds_t,
+            libc::epoll_wait(
+                lp.epfd,
+                events.as_mut_ptr(),
+                events.len() as libc::c_int,
                 timeout_ms,
             )
         };
         if ready < 0 {
             let e = io::Error::last_os_error();
-            assert_eq!(e.kind(), io::ErrorKind::Interrupted, "poll: {e}");
+            assert_eq!(e.kind(), io::ErrorKind::Interrupted, "epoll_wait: {e}");
             continue;
         }
-        let mut left = ready;
-        for i in 0..lp.fds.len() {
-            if left == 0 {
-                break;
-            }
-            if lp.fds[i].revents == 0 {
-                continue;
-            }
-            left -= 1;
-            lp.fds[i].revents = 0;
-            lp.ready(i);
+        for ev in &events[..ready as usize] {
+            lp.ready(ev.u64 as usize);
         }
     }
+    // SAFETY: `epfd` is ours and closed once.
+    unsafe { libc::close(lp.epfd) };
     ThreadResult {
         latencies: lp.latencies,
         errors: lp.errors,
@@ -775,8 +779,11 @@ fn client(
 struct EventLoop<'a> {
     target: &'a Target,
     request: &'a [u8],
-    /// One entry per connection, same index; `fd` is -1 (ignored by `poll`) for a lost one.
-    fds: Vec<libc::pollfd>,
+    /// The epoll instance watching the connections (level-triggered, keyed by index).
+    epfd: libc::c_int,
+    /// One entry per connection, same index: its descriptor (-1 for a lost one) and the
+    /// events it is registered for (0: not registered).
+    watched: Vec<Watch>,
     states: Vec<State>,
     conns: Vec<Option<Conn>>,
     latencies: Vec<u64>,
@@ -787,13 +794,33 @@ struct EventLoop<'a> {
 }
 
 impl EventLoop<'_> {
+    /// Puts connection `i` in `state` and watches it for what that state waits on: one
+    /// `epoll_ctl` only when that changes (a connection stays `Receiving` from request to
+    /// request, since a request of this size never waits to be written).
     fn set(&mut self, i: usize, state: State) {
         self.states[i] = state;
-        self.fds[i].events = match state {
-            State::Sending => libc::POLLOUT,
-            State::Receiving => libc::POLLIN,
+        let want = match state {
+            State::Sending => libc::EPOLLOUT as u32,
+            State::Receiving => libc::EPOLLIN as u32,
             State::Idle => 0,
         };
+        let w = &mut self.watched[i];
+        if w.fd < 0 || w.events == want {
+            return;
+        }
+        let op = match (w.events, want) {
+            (0, _) => libc::EPOLL_CTL_ADD,
+            (_, 0) => libc::EPOLL_CTL_DEL,
+            _ => libc::EPOLL_CTL_MOD,
+        };
+        let mut ev = libc::epoll_event {
+            events: want,
+            u64: i as u64,
+        };
+        // SAFETY: `ev` is a valid event for the duration of the call.
+        let rc = unsafe { libc::epoll_ctl(self.epfd, op, w.fd, &mut ev) };
+        assert!(rc == 0, "epoll_ctl: {}", io::Error::last_os_error());
+        w.events = want;
     }
 
     /// Sends the next request on connection `i` unless the window is over; on a failure,
@@ -821,14 +848,17 @@ impl EventLoop<'_> {
     /// fails, the connection is dropped.
     fn fail(&mut self, i: usize) {
         self.errors += 1;
-        self.conns[i] = None;
-        self.fds[i].fd = -1;
         self.set(i, State::Idle);
+        self.conns[i] = None;
+        self.watched[i].fd = -1;
         if Instant::now() >= self.to {
             return;
         }
         if let Ok(conn) = self.target.connect_nonblocking() {
-            self.fds[i].fd = conn.stream.as_raw_fd();
+            self.watched[i] = Watch {
+                fd: conn.stream.as_raw_fd(),
+                events: 0,
+            };
             self.conns[i] = Some(conn);
         }
     }
@@ -850,7 +880,7 @@ impl EventLoop<'_> {
             },
             State::Receiving => loop {
                 // Read until the response is whole, or until the socket would block (then
-                // `poll` tells when more has come).
+                // epoll tells when more has come).
                 let got = match conn.read_some() {
                     Ok(true) => conn.parse(),
                     Ok(false) => return,

@@ -34,11 +34,13 @@ pub fn keccak256_concat(parts: &[&[u8]]) -> [u8; 32] {
 /// Appends `0x` and the lower-case hex digits of `bytes` to `out`.
 pub fn write_hex0x(bytes: &[u8], out: &mut Vec<u8>) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(2 + 2 * bytes.len());
-    out.extend_from_slice(b"0x");
-    for b in bytes {
-        out.push(DIGITS[(b >> 4) as usize]);
-        out.push(DIGITS[(b & 15) as usize]);
+    let start = out.len();
+    out.resize(start + 2 + 2 * bytes.len(), 0);
+    let dst = &mut out[start..];
+    dst[..2].copy_from_slice(b"0x");
+    for (pair, b) in dst[2..].chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[(b >> 4) as usize];
+        pair[1] = DIGITS[(b & 15) as usize];
     }
 }
 

@@ -420,6 +420,51 @@ fn http_level_rules() {
     stop(server);
 }
 
+/// The request head is read from one buffer: bare LF line ends, blank lines before the
+/// request line, spaces and tabs around header values, header names in any case, bytes that
+/// are not UTF-8 in a header value, and a request line that is not UTF-8.
+#[test]
+fn request_heads_are_parsed_leniently_where_go_is() {
+    let server = start();
+    let addr = server.local_addr();
+    let len = ECHO.len();
+    let variants = [
+        format!("POST / HTTP/1.1\nHost: localhost\nContent-Type: application/json\nContent-Length: {len}\n\n{ECHO}"),
+        format!("\r\n\r\nPOST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {len}\r\n\r\n{ECHO}"),
+        format!("POST / HTTP/1.1\r\nhOST:\t localhost \t\r\ncontent-type:application/json\r\nCONTENT-LENGTH:  {len}\t\r\n\r\n{ECHO}"),
+    ];
+    for raw in &variants {
+        let r = exchange(addr, raw);
+        assert_eq!((r.status, r.body.as_str()), (200, ECHO_REPLY), "{raw:?}");
+    }
+    // A header value that is not UTF-8 is taken as it comes (with replacement characters).
+    let mut raw = b"POST / HTTP/1.1\r\nHost: localhost\r\nX-Junk: \xff\xfe\r\n".to_vec();
+    raw.extend_from_slice(
+        format!("Content-Type: application/json\r\nContent-Length: {len}\r\n\r\n{ECHO}").as_bytes(),
+    );
+    let mut c = Client::connect(addr);
+    c.send(&raw);
+    let r = c.reply();
+    assert_eq!((r.status, r.body.as_str()), (200, ECHO_REPLY));
+    // The same connection goes on serving.
+    let r = c.exchange(&post_request(ECHO, ""));
+    assert_eq!((r.status, r.body.as_str()), (200, ECHO_REPLY));
+    // A request line that is not UTF-8 is malformed.
+    let mut c = Client::connect(addr);
+    c.send(b"POST /\xff HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    c.reply()
+        .assert_text(400, "bad request: malformed request line\n");
+    // Empty header names and folded lines are refused.
+    exchange(addr, "POST / HTTP/1.1\r\nHost: localhost\r\n: x\r\n\r\n")
+        .assert_text(400, "bad request: malformed header line\n");
+    exchange(
+        addr,
+        "POST / HTTP/1.1\r\nHost: localhost\r\n folded\r\n\r\n",
+    )
+    .assert_text(400, "bad request: folded header line\n");
+    stop(server);
+}
+
 #[test]
 fn virtual_hosts() {
     let server = start();

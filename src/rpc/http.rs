@@ -19,9 +19,11 @@
 //! `Content-Length: 1000000000000` aborts the whole process (tiny-http issue #252, PR #290). It
 //! also has no socket timeouts and cannot close keep-alive connections when stopped.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::ops::Range;
 use std::os::unix::io::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -305,14 +307,14 @@ fn serve(stream: TcpStream, shared: &Shared) {
             Err(Fail::Answer(r)) => (r, Keep::Close, false),
             Ok(req) => match handle(&req, &mut input, shared) {
                 Err(Fail::Gone) => return,
-                Err(Fail::Answer(r)) => (r, Keep::Close, req.method == "HEAD"),
+                Err(Fail::Answer(r)) => (r, Keep::Close, req.method() == "HEAD"),
                 Ok((r, body_read)) => {
                     let keep = if !body_read {
                         Keep::Close
                     } else {
                         req.keep_alive()
                     };
-                    (r, keep, req.method == "HEAD")
+                    (r, keep, req.method() == "HEAD")
                 }
             },
         };
@@ -402,10 +404,10 @@ impl Input {
         Ok(self.reader.buffer())
     }
 
-    /// Reads one line (LF or CRLF, removed). `None` when it would use more than `budget`
-    /// bytes, which it is charged.
-    fn read_line(&mut self, budget: &mut usize) -> Result<Option<Vec<u8>>, Fail> {
-        let mut line = Vec::new();
+    /// Reads one line (LF or CRLF, removed) and appends it to `out`. `false` when it would
+    /// use more than `budget` bytes, which it is charged.
+    fn read_line(&mut self, budget: &mut usize, out: &mut Vec<u8>) -> Result<bool, Fail> {
+        let start = out.len();
         loop {
             let buf = self.fill()?;
             if buf.is_empty() {
@@ -416,17 +418,17 @@ impl Input {
                 None => (buf.len(), false),
             };
             if take > *budget {
-                return Ok(None);
+                return Ok(false);
             }
             *budget -= take;
-            line.extend_from_slice(&buf[..take]);
+            out.extend_from_slice(&buf[..take]);
             self.reader.consume(take);
             if done {
-                line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
+                out.pop();
+                if out.len() > start && out.last() == Some(&b'\r') {
+                    out.pop();
                 }
-                return Ok(Some(line));
+                return Ok(true);
             }
         }
     }
@@ -461,30 +463,42 @@ enum Framing {
     Chunked,
 }
 
-/// A request line and its headers.
+/// A request line and its headers, kept in one buffer (`text`) with the places of their
+/// parts: one allocation per request instead of several per header.
 struct Head {
-    method: String,
-    target: String,
+    /// The request line and the header lines, CRLF removed.
+    text: String,
+    method: Range<usize>,
+    target: Range<usize>,
     http10: bool,
-    headers: Vec<(String, String)>,
+    /// Name and value (trimmed of spaces and tabs) of each header line, in order.
+    headers: Vec<(Range<usize>, Range<usize>)>,
     framing: Framing,
     expects_continue: bool,
 }
 
 impl Head {
+    fn method(&self) -> &str {
+        &self.text[self.method.clone()]
+    }
+
+    fn target(&self) -> &str {
+        &self.text[self.target.clone()]
+    }
+
     /// The first value of header `name`.
     fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .find(|(k, _)| self.text[k.clone()].eq_ignore_ascii_case(name))
+            .map(|(_, v)| &self.text[v.clone()])
     }
 
     fn headers_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.headers
             .iter()
-            .filter(move |(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .filter(move |(k, _)| self.text[k.clone()].eq_ignore_ascii_case(name))
+            .map(|(_, v)| &self.text[v.clone()])
     }
 
     /// True when the `Connection` header lists `token`.
@@ -509,17 +523,22 @@ impl Head {
 
     /// The query string, without `?`.
     fn query(&self) -> &str {
-        self.target.split_once('?').map_or("", |(_, q)| q)
+        self.target().split_once('?').map_or("", |(_, q)| q)
     }
 
     /// The host the request names: the authority of an absolute URL, else the `Host`
     /// header (as Go's server takes it).
     fn host(&self) -> Option<&str> {
-        let lower = self.target.get(..8).unwrap_or("").to_ascii_lowercase();
-        let rest = if lower.starts_with("http://") {
-            Some(&self.target[7..])
-        } else if lower.starts_with("https://") {
-            Some(&self.target[8..])
+        let target = self.target();
+        let scheme = |s: &str| {
+            target
+                .get(..s.len())
+                .is_some_and(|t| t.eq_ignore_ascii_case(s))
+        };
+        let rest = if scheme("http://") {
+            Some(&target[7..])
+        } else if scheme("https://") {
+            Some(&target[8..])
         } else {
             None
         };
@@ -543,21 +562,24 @@ fn is_token(s: &str) -> bool {
 /// Reads and checks the request line and headers.
 fn read_head(input: &mut Input) -> Result<Head, Fail> {
     let too_large = || Fail::Answer(Response::text(431, "request header fields too large\n"));
+    let malformed = || bad_request("malformed request line");
     let mut budget = MAX_HEADER_BYTES;
+    let mut raw = Vec::with_capacity(256);
     // Empty lines before a request line are ignored (RFC 9112 §2.2).
-    let line = loop {
-        let line = input.read_line(&mut budget)?.ok_or_else(too_large)?;
-        if !line.is_empty() {
-            break line;
+    while raw.is_empty() {
+        if !input.read_line(&mut budget, &mut raw)? {
+            return Err(too_large());
         }
-    };
-    let line = String::from_utf8(line).map_err(|_| bad_request("malformed request line"))?;
-    let parts: Vec<&str> = line.split(' ').collect();
-    let [method, target, version] = parts[..] else {
-        return Err(bad_request("malformed request line"));
+    }
+    let line = std::str::from_utf8(&raw).map_err(|_| malformed())?;
+    let mut parts = line.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(malformed());
     };
     if !is_token(method) || target.is_empty() || target.bytes().any(|b| b.is_ascii_control()) {
-        return Err(bad_request("malformed request line"));
+        return Err(malformed());
     }
     let http10 = match version {
         "HTTP/1.1" => false,
@@ -573,32 +595,46 @@ fn read_head(input: &mut Input) -> Result<Head, Fail> {
                 "http version not supported\n",
             )))
         }
-        _ => return Err(bad_request("malformed request line")),
+        _ => return Err(malformed()),
     };
+    let method_range = 0..method.len();
+    let target_range = method.len() + 1..method.len() + 1 + target.len();
     let mut headers = Vec::new();
     loop {
-        let line = input.read_line(&mut budget)?.ok_or_else(too_large)?;
-        if line.is_empty() {
+        let start = raw.len();
+        if !input.read_line(&mut budget, &mut raw)? {
+            return Err(too_large());
+        }
+        if raw.len() == start {
             break;
         }
-        if line[0] == b' ' || line[0] == b'\t' {
+        if raw[start] == b' ' || raw[start] == b'\t' {
             return Err(bad_request("folded header line"));
         }
-        let line = String::from_utf8_lossy(&line);
-        let Some((name, value)) = line.split_once(':') else {
+        if std::str::from_utf8(&raw[start..]).is_err() {
+            let lossy = String::from_utf8_lossy(&raw[start..]).into_owned();
+            raw.truncate(start);
+            raw.extend_from_slice(lossy.as_bytes());
+        }
+        let line = &raw[start..];
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
             return Err(bad_request("malformed header line"));
         };
-        if !is_token(name) {
+        if !is_token(std::str::from_utf8(&line[..colon]).unwrap_or("")) {
             return Err(bad_request("malformed header line"));
         }
-        headers.push((
-            name.to_string(),
-            value.trim_matches([' ', '\t']).to_string(),
-        ));
+        let blank = |b: &u8| *b == b' ' || *b == b'\t';
+        let value = &line[colon + 1..];
+        let lead = value.iter().take_while(|b| blank(b)).count();
+        let trail = value[lead..].iter().rev().take_while(|b| blank(b)).count();
+        let v0 = start + colon + 1 + lead;
+        headers.push((start..start + colon, v0..start + line.len() - trail));
     }
+    let text = String::from_utf8(raw).map_err(|_| malformed())?;
     let mut head = Head {
-        method: method.to_string(),
-        target: target.to_string(),
+        text,
+        method: method_range,
+        target: target_range,
         http10,
         headers,
         framing: Framing::Length(0),
@@ -660,7 +696,7 @@ fn handle(req: &Head, input: &mut Input, shared: &Shared) -> Result<(Response, b
     let mut cors_headers = Vec::new();
     if let Some(cors) = &shared.policy.cors {
         let requested = req.header("access-control-request-method").unwrap_or("");
-        if req.method == "OPTIONS" && !requested.is_empty() {
+        if req.method() == "OPTIONS" && !requested.is_empty() {
             let mut r = Response::empty(200);
             r.headers = cors.preflight(
                 req.header("origin"),
@@ -669,10 +705,12 @@ fn handle(req: &Head, input: &mut Input, shared: &Shared) -> Result<(Response, b
             );
             return Ok((r, no_body));
         }
-        cors_headers = cors.actual(&req.method, req.header("origin"));
+        cors_headers = cors.actual(req.method(), req.header("origin"));
     }
     let (mut response, body_read) = rpc(req, input, shared)?;
-    response.headers.splice(0..0, cors_headers);
+    if !cors_headers.is_empty() {
+        response.headers.splice(0..0, cors_headers);
+    }
     Ok((response, body_read))
 }
 
@@ -680,10 +718,10 @@ fn handle(req: &Head, input: &mut Input, shared: &Shared) -> Result<(Response, b
 fn rpc(req: &Head, input: &mut Input, shared: &Shared) -> Result<(Response, bool), Fail> {
     let limit = shared.policy.max_body;
     let no_body = req.framing == Framing::Length(0);
-    if req.method == "GET" && no_body && req.query().is_empty() {
+    if req.method() == "GET" && no_body && req.query().is_empty() {
         return Ok((Response::empty(200), true)); // a load balancer's health check
     }
-    if req.method == "PUT" || req.method == "DELETE" {
+    if req.method() == "PUT" || req.method() == "DELETE" {
         return Ok((Response::text(405, "method not allowed\n"), no_body));
     }
     if let Framing::Length(n) = req.framing {
@@ -694,7 +732,7 @@ fn rpc(req: &Head, input: &mut Input, shared: &Shared) -> Result<(Response, bool
             ));
         }
     }
-    if req.method != "OPTIONS" && !json_content_type(req.header("content-type").unwrap_or("")) {
+    if req.method() != "OPTIONS" && !json_content_type(req.header("content-type").unwrap_or("")) {
         return Ok((
             Response::text(
                 415,
@@ -725,7 +763,10 @@ fn read_chunked(input: &mut Input, cap: usize) -> Result<(Vec<u8>, bool), Fail> 
     let mut body = Vec::new();
     loop {
         let mut budget = MAX_CHUNK_LINE;
-        let line = input.read_line(&mut budget)?.ok_or_else(bad)?;
+        let mut line = Vec::new();
+        if !input.read_line(&mut budget, &mut line)? {
+            return Err(bad());
+        }
         let line = String::from_utf8_lossy(&line);
         let size = line
             .split(';')
@@ -739,7 +780,16 @@ fn read_chunked(input: &mut Input, cap: usize) -> Result<(Vec<u8>, bool), Fail> 
         if size == 0 {
             // Trailers, up to the empty line.
             let mut budget = MAX_CHUNK_LINE;
-            while !input.read_line(&mut budget)?.ok_or_else(bad)?.is_empty() {}
+            let mut trailer = Vec::new();
+            loop {
+                trailer.clear();
+                if !input.read_line(&mut budget, &mut trailer)? {
+                    return Err(bad());
+                }
+                if trailer.is_empty() {
+                    break;
+                }
+            }
             return Ok((body, true));
         }
         let room = cap - body.len();
@@ -749,7 +799,8 @@ fn read_chunked(input: &mut Input, cap: usize) -> Result<(Vec<u8>, bool), Fail> 
         }
         input.read_into(size, &mut body)?;
         let mut budget = 2;
-        if !matches!(input.read_line(&mut budget)?, Some(l) if l.is_empty()) {
+        let mut end = Vec::new();
+        if !input.read_line(&mut budget, &mut end)? || !end.is_empty() {
             return Err(bad());
         }
     }
@@ -901,13 +952,13 @@ impl Cors {
         )
     }
 
-    fn allow_origin(&self, origin: &str) -> (&'static str, String) {
+    fn allow_origin(&self, origin: &str) -> Header {
         (
             "Access-Control-Allow-Origin",
             if self.any {
-                "*".to_string()
+                "*".into()
             } else {
-                origin.to_string()
+                origin.to_string().into()
             },
         )
     }
@@ -918,31 +969,34 @@ impl Cors {
         origin: Option<&str>,
         method: &str,
         req_headers: Option<&str>,
-    ) -> Vec<(&'static str, String)> {
-        let mut h: Vec<(&'static str, String)> = VARY_PREFLIGHT
+    ) -> Vec<Header> {
+        let mut h: Vec<Header> = VARY_PREFLIGHT
             .iter()
-            .map(|v| ("Vary", v.to_string()))
+            .map(|v| ("Vary", Cow::Borrowed(*v)))
             .collect();
         let origin = origin.unwrap_or("");
         if origin.is_empty() || !self.origin_allowed(origin) || !Cors::method_allowed(method) {
             return h;
         }
         h.push(self.allow_origin(origin));
-        h.push(("Access-Control-Allow-Methods", method.to_ascii_uppercase()));
+        h.push((
+            "Access-Control-Allow-Methods",
+            method.to_ascii_uppercase().into(),
+        ));
         let names = parse_header_list(req_headers.unwrap_or(""));
         if !names.is_empty() {
-            h.push(("Access-Control-Allow-Headers", names.join(", ")));
+            h.push(("Access-Control-Allow-Headers", names.join(", ").into()));
         }
-        h.push(("Access-Control-Max-Age", "600".to_string()));
+        h.push(("Access-Control-Max-Age", "600".into()));
         h
     }
 
     /// The headers added to an actual (non-preflight) request's answer.
-    fn actual(&self, method: &str, origin: Option<&str>) -> Vec<(&'static str, String)> {
+    fn actual(&self, method: &str, origin: Option<&str>) -> Vec<Header> {
         if method == "OPTIONS" {
             return Vec::new();
         }
-        let mut h = vec![("Vary", "Origin".to_string())];
+        let mut h = vec![("Vary", "Origin".into())];
         let origin = origin.unwrap_or("");
         if !origin.is_empty() && self.origin_allowed(origin) && Cors::method_allowed(method) {
             h.push(self.allow_origin(origin));
@@ -980,10 +1034,13 @@ fn parse_header_list(list: &str) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------
 // Responses
 
+/// A response header: its name and value.
+type Header = (&'static str, Cow<'static, str>);
+
 /// A response to write.
 struct Response {
     status: u16,
-    headers: Vec<(&'static str, String)>,
+    headers: Vec<Header>,
     body: Vec<u8>,
 }
 
@@ -1001,8 +1058,8 @@ impl Response {
         Response {
             status,
             headers: vec![
-                ("Content-Type", "text/plain; charset=utf-8".to_string()),
-                ("X-Content-Type-Options", "nosniff".to_string()),
+                ("Content-Type", "text/plain; charset=utf-8".into()),
+                ("X-Content-Type-Options", "nosniff".into()),
             ],
             body: body.into().into_bytes(),
         }
@@ -1010,33 +1067,68 @@ impl Response {
 
     /// A JSON-RPC answer: always 200; an empty body when there is nothing to say.
     fn json(reply: Option<String>) -> Response {
-        let body = reply.map(|r| (r + "\n").into_bytes()).unwrap_or_default();
+        let body = reply
+            .map(|r| {
+                let mut b = r.into_bytes();
+                b.push(b'\n');
+                b
+            })
+            .unwrap_or_default();
         Response {
             status: 200,
-            headers: vec![("Content-Type", "application/json".to_string())],
+            headers: vec![("Content-Type", "application/json".into())],
             body,
         }
     }
 
-    /// The bytes on the wire; `head_only` leaves the body out (HEAD).
+    /// The bytes on the wire; `head_only` leaves the body out (HEAD). Written piece by piece
+    /// into one buffer (no formatting machinery: this runs for every request).
     fn render(&self, head_only: bool, keep: Keep) -> Vec<u8> {
-        let mut text = format!("HTTP/1.1 {} {}\r\n", self.status, reason(self.status));
+        let headers: usize = self
+            .headers
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 4)
+            .sum();
+        let body = if head_only { &[][..] } else { &self.body[..] };
+        let mut out = Vec::with_capacity(96 + headers + body.len());
+        out.extend_from_slice(b"HTTP/1.1 ");
+        push_decimal(&mut out, self.status.into());
+        out.push(b' ');
+        out.extend_from_slice(reason(self.status).as_bytes());
+        out.extend_from_slice(b"\r\n");
         for (k, v) in &self.headers {
-            text.push_str(&format!("{k}: {v}\r\n"));
+            out.extend_from_slice(k.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(v.as_bytes());
+            out.extend_from_slice(b"\r\n");
         }
-        text.push_str(&format!("Content-Length: {}\r\n", self.body.len()));
+        out.extend_from_slice(b"Content-Length: ");
+        push_decimal(&mut out, self.body.len() as u64);
+        out.extend_from_slice(b"\r\n");
         match keep {
-            Keep::Close => text.push_str("Connection: close\r\n"),
-            Keep::Alive10 => text.push_str("Connection: keep-alive\r\n"),
+            Keep::Close => out.extend_from_slice(b"Connection: close\r\n"),
+            Keep::Alive10 => out.extend_from_slice(b"Connection: keep-alive\r\n"),
             Keep::Alive11 => {}
         }
-        text.push_str("\r\n");
-        let mut bytes = text.into_bytes();
-        if !head_only {
-            bytes.extend_from_slice(&self.body);
-        }
-        bytes
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(body);
+        out
     }
+}
+
+/// Appends the decimal digits of `n`.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 fn reason(status: u16) -> &'static str {

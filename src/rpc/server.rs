@@ -2,6 +2,7 @@
 //! envelope rules, batches, notifications, subscriptions and `rpc_modules`. Transports hand
 //! it bytes and write back what it returns.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -182,8 +183,8 @@ struct Message<'a> {
     jsonrpc: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(default)]
-    method: Option<String>,
+    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
     #[serde(default, borrow, deserialize_with = "present")]
     params: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
@@ -221,6 +222,13 @@ pub struct NestingScanner {
 }
 
 impl NestingScanner {
+    /// True when a whole text `bytes` stays within [`MAX_DEPTH`]. A text with no more opening
+    /// brackets than that cannot nest deeper, which a quick count shows for most requests.
+    pub fn within_limit(bytes: &[u8]) -> bool {
+        let opening = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
+        opening <= MAX_DEPTH || NestingScanner::default().feed(bytes)
+    }
+
     /// Feeds `bytes`; false once the depth has exceeded [`MAX_DEPTH`].
     pub fn feed(&mut self, bytes: &[u8]) -> bool {
         for &b in bytes {
@@ -257,13 +265,39 @@ pub fn too_deep() -> RpcError {
 
 /// Builds the JSON text of a response. The id is echoed byte for byte.
 fn response(id: &str, body: Result<Value, RpcError>) -> String {
-    match body {
-        Ok(v) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{v}}}"#),
-        Err(e) => format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#,
-            serde_json::to_string(&e).expect("error objects serialize")
-        ),
-    }
+    let room = match &body {
+        Ok(Value::String(s)) => s.len(),
+        _ => 96,
+    };
+    let mut out = Vec::with_capacity(48 + id.len() + room);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id.as_bytes());
+    let written = match body {
+        // A string needing no escapes (hex data, addresses: most results) is copied as is.
+        Ok(Value::String(s)) if plain(&s) => {
+            out.extend_from_slice(br#","result":""#);
+            out.extend_from_slice(s.as_bytes());
+            out.push(b'"');
+            Ok(())
+        }
+        Ok(v) => {
+            out.extend_from_slice(br#","result":"#);
+            serde_json::to_writer(&mut out, &v)
+        }
+        Err(e) => {
+            out.extend_from_slice(br#","error":"#);
+            serde_json::to_writer(&mut out, &e)
+        }
+    };
+    written.expect("values and error objects serialize");
+    out.push(b'}');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// True when `s` needs no escaping inside a JSON string (written to vectorise: no early exit).
+fn plain(s: &str) -> bool {
+    s.bytes()
+        .fold(true, |ok, b| ok & (b >= 0x20) & (b != b'"') & (b != b'\\'))
 }
 
 /// An error response with id `null`.
@@ -322,26 +356,39 @@ impl Dispatcher {
     /// (they answer the decoder's text and close) and call [`Dispatcher::handle_value`].
     pub fn handle_bytes(&self, body: &[u8]) -> Option<String> {
         let parse_error = || Some(error_response(RpcError::parse("parse error")));
-        if !NestingScanner::default().feed(body) {
+        if !NestingScanner::within_limit(body) {
             return parse_error();
         }
         // Only the first JSON value counts; trailing bytes are ignored, as the reference does.
+        // Most bodies are one well-formed call: read it as a message in one pass.
+        let first = body.iter().find(|b| !b.is_ascii_whitespace());
+        if first == Some(&b'{') {
+            let mut de = serde_json::Deserializer::from_slice(body);
+            if let Ok(msg) = Message::deserialize(&mut de) {
+                return self.handle_message(msg, None);
+            }
+        }
         match serde_json::Deserializer::from_slice(body)
             .into_iter::<&RawValue>()
             .next()
         {
             None => None,
-            Some(Ok(raw)) => self.handle_value(raw, None),
+            Some(Ok(raw)) => self.handle_shallow(raw, None),
             Some(Err(_)) => parse_error(),
         }
     }
 
     /// Handles one decoded JSON value (object or batch array).
     pub fn handle_value(&self, raw: &RawValue, conn: Option<&Arc<Connection>>) -> Option<String> {
-        let text = raw.get();
-        if !NestingScanner::default().feed(text.as_bytes()) {
+        if !NestingScanner::within_limit(raw.get().as_bytes()) {
             return Some(error_response(too_deep()));
         }
+        self.handle_shallow(raw, conn)
+    }
+
+    /// [`Dispatcher::handle_value`] for a value already known to be within the nesting limit.
+    fn handle_shallow(&self, raw: &RawValue, conn: Option<&Arc<Connection>>) -> Option<String> {
+        let text = raw.get();
         if text.starts_with('[') {
             let items: Vec<&RawValue> = match serde_json::from_str(text) {
                 Ok(v) => v,
@@ -396,6 +443,11 @@ impl Dispatcher {
                 return Some(response(&id, Err(RpcError::invalid_request())));
             }
         };
+        self.handle_message(msg, conn)
+    }
+
+    /// Handles one message whose members have the right types.
+    fn handle_message(&self, msg: Message, conn: Option<&Arc<Connection>>) -> Option<String> {
         let method = msg.method.as_deref().unwrap_or("");
         let id = msg.id.filter(|i| valid_id(i));
         if method.is_empty() {
@@ -704,6 +756,75 @@ mod tests {
             reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#).unwrap(),
             r#"{"jsonrpc":"2.0","id":1,"result":{"rpc":"1.0"}}"#
         );
+    }
+
+    #[test]
+    fn result_strings_are_escaped_when_they_need_it() {
+        let mut r = Registry::default();
+        r.register(
+            echo_spec(),
+            Arc::new(|_c: &Call, p: &Params| Ok(Value::String(p.required::<String>(0)?))),
+        );
+        let d = Dispatcher::new(Arc::new(r), None, Transport::Http, false, DEFAULT_LIMITS);
+        for s in [
+            "0xabc",
+            "",
+            "a\"b",
+            "back\\slash",
+            "tab\tnew\nline\u{1}",
+            "é ✓",
+        ] {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": [s]});
+            let out = reply(&d, &body.to_string()).unwrap();
+            let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+            assert_eq!(v["result"], json!(s), "{out}");
+            let escaped = serde_json::to_string(s).unwrap();
+            assert_eq!(
+                out,
+                format!(r#"{{"jsonrpc":"2.0","id":1,"result":{escaped}}}"#)
+            );
+        }
+    }
+
+    #[test]
+    fn a_body_is_its_first_value() {
+        let d = dispatcher(None);
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["x"]}"#;
+        let want = r#"{"jsonrpc":"2.0","id":1,"result":["x",null]}"#;
+        for body in [
+            format!(" \r\n\t{call}"),
+            format!("{call} trailing {{ garbage"),
+            format!("{call}{call}"),
+        ] {
+            assert_eq!(reply(&d, &body).as_deref(), Some(want), "{body}");
+        }
+        // A first value cut short is a parse error, whatever its members so far.
+        assert_eq!(
+            reply(&d, &call[..call.len() - 1]).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#
+        );
+    }
+
+    #[test]
+    fn nesting_is_counted_outside_strings_only() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(NestingScanner::within_limit(deep(MAX_DEPTH).as_bytes()));
+        assert!(!NestingScanner::within_limit(
+            deep(MAX_DEPTH + 1).as_bytes()
+        ));
+        // Many brackets, but inside a string (escaped quotes included): within the limit.
+        let in_string = format!(r#"["\"{}"]"#, "[{".repeat(MAX_DEPTH));
+        assert!(NestingScanner::within_limit(in_string.as_bytes()));
+        // Many brackets side by side: within the limit.
+        let wide = format!("[{}]", vec!["[]"; 3 * MAX_DEPTH].join(","));
+        assert!(NestingScanner::within_limit(wide.as_bytes()));
+        let d = dispatcher(None);
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["{}"]}}"#,
+            "[".repeat(3 * MAX_DEPTH)
+        );
+        let out = reply(&d, &body).unwrap();
+        assert!(out.contains(r#""result":["#), "{out}");
     }
 
     #[test]
