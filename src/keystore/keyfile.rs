@@ -418,8 +418,8 @@ pub fn parse(bytes: &[u8]) -> Result<KeyFile, Error> {
     let obj = v.as_object().ok_or_else(|| bad("not a JSON object"))?;
     let version = match obj.get("version") {
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(f) if f == 3.0 => 3,
-            Some(f) if f == 4.0 => 4,
+            Some(3.0) => 3,
+            Some(4.0) => 4,
             Some(f) => return Err(Error::UndefinedVersion(format!("{f:.6}"))),
             None => return Err(Error::UndefinedVersion(n.to_string())),
         },

@@ -554,12 +554,18 @@ impl Head {
 }
 
 fn is_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    is_token_bytes(s.as_bytes())
 }
 
-/// Reads and checks the request line and headers.
+fn is_token_bytes(s: &[u8]) -> bool {
+    !s.is_empty()
+        && s.iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b))
+}
+
+/// Reads and checks the request line and headers. The lines are read into one buffer and
+/// checked for UTF-8 once; only a head with other bytes takes the slow path (a request line
+/// that is not UTF-8 is malformed, header values are taken lossily, as Go does).
 fn read_head(input: &mut Input) -> Result<Head, Fail> {
     let too_large = || Fail::Answer(Response::text(431, "request header fields too large\n"));
     let malformed = || bad_request("malformed request line");
@@ -571,8 +577,52 @@ fn read_head(input: &mut Input) -> Result<Head, Fail> {
             return Err(too_large());
         }
     }
-    let line = std::str::from_utf8(&raw).map_err(|_| malformed())?;
-    let mut parts = line.split(' ');
+    let request_end = raw.len();
+    // Each header line: where it starts and where its colon is, in `raw`.
+    let mut lines: Vec<(usize, usize)> = Vec::with_capacity(8);
+    loop {
+        let start = raw.len();
+        if !input.read_line(&mut budget, &mut raw)? {
+            return Err(too_large());
+        }
+        let line = &raw[start..];
+        if line.is_empty() {
+            break;
+        }
+        if line[0] == b' ' || line[0] == b'\t' {
+            return Err(bad_request("folded header line"));
+        }
+        match line.iter().position(|&b| b == b':') {
+            Some(colon) if is_token_bytes(&line[..colon]) => lines.push((start, colon)),
+            _ => return Err(bad_request("malformed header line")),
+        }
+    }
+    let end = raw.len();
+    let (text, lines): (String, Vec<(usize, usize, usize)>) = match String::from_utf8(raw) {
+        Ok(text) => {
+            let mut bounds: Vec<(usize, usize, usize)> = Vec::with_capacity(lines.len());
+            for (i, &(start, colon)) in lines.iter().enumerate() {
+                let stop = lines.get(i + 1).map_or(end, |&(next, _)| next);
+                bounds.push((start, colon, stop));
+            }
+            (text, bounds)
+        }
+        Err(e) => {
+            let raw = e.into_bytes();
+            let request = std::str::from_utf8(&raw[..request_end]).map_err(|_| malformed())?;
+            let mut text = String::with_capacity(raw.len() + 16);
+            text.push_str(request);
+            let mut bounds = Vec::with_capacity(lines.len());
+            for (i, &(start, colon)) in lines.iter().enumerate() {
+                let stop = lines.get(i + 1).map_or(end, |&(next, _)| next);
+                let at = text.len();
+                text.push_str(&String::from_utf8_lossy(&raw[start..stop]));
+                bounds.push((at, colon, text.len()));
+            }
+            (text, bounds)
+        }
+    };
+    let mut parts = text[..request_end].split(' ');
     let (Some(method), Some(target), Some(version), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
     else {
@@ -599,38 +649,16 @@ fn read_head(input: &mut Input) -> Result<Head, Fail> {
     };
     let method_range = 0..method.len();
     let target_range = method.len() + 1..method.len() + 1 + target.len();
-    let mut headers = Vec::new();
-    loop {
-        let start = raw.len();
-        if !input.read_line(&mut budget, &mut raw)? {
-            return Err(too_large());
-        }
-        if raw.len() == start {
-            break;
-        }
-        if raw[start] == b' ' || raw[start] == b'\t' {
-            return Err(bad_request("folded header line"));
-        }
-        if std::str::from_utf8(&raw[start..]).is_err() {
-            let lossy = String::from_utf8_lossy(&raw[start..]).into_owned();
-            raw.truncate(start);
-            raw.extend_from_slice(lossy.as_bytes());
-        }
-        let line = &raw[start..];
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
-            return Err(bad_request("malformed header line"));
-        };
-        if !is_token(std::str::from_utf8(&line[..colon]).unwrap_or("")) {
-            return Err(bad_request("malformed header line"));
-        }
-        let blank = |b: &u8| *b == b' ' || *b == b'\t';
-        let value = &line[colon + 1..];
-        let lead = value.iter().take_while(|b| blank(b)).count();
-        let trail = value[lead..].iter().rev().take_while(|b| blank(b)).count();
-        let v0 = start + colon + 1 + lead;
-        headers.push((start..start + colon, v0..start + line.len() - trail));
-    }
-    let text = String::from_utf8(raw).map_err(|_| malformed())?;
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let headers = lines
+        .iter()
+        .map(|&(start, colon, stop)| {
+            let value = &text.as_bytes()[start + colon + 1..stop];
+            let lead = value.iter().take_while(|b| blank(b)).count();
+            let trail = value[lead..].iter().rev().take_while(|b| blank(b)).count();
+            (start..start + colon, start + colon + 1 + lead..stop - trail)
+        })
+        .collect();
     let mut head = Head {
         text,
         method: method_range,
@@ -647,20 +675,23 @@ fn read_head(input: &mut Input) -> Result<Head, Fail> {
     if hosts > 1 {
         return Err(bad_request("too many Host headers"));
     }
-    let lengths: Vec<&str> = head.headers_named("content-length").collect();
-    let codings: Vec<&str> = head.headers_named("transfer-encoding").collect();
-    head.framing = if !codings.is_empty() {
-        if codings.len() != 1 || !codings[0].eq_ignore_ascii_case("chunked") {
+    let (coding, more_codings) = {
+        let mut codings = head.headers_named("transfer-encoding");
+        (codings.next(), codings.next().is_some())
+    };
+    let first_length = head.headers_named("content-length").next();
+    let framing = if let Some(coding) = coding {
+        if more_codings || !coding.eq_ignore_ascii_case("chunked") {
             return Err(Fail::Answer(Response::text(
                 501,
                 "unsupported transfer encoding\n",
             )));
         }
-        if !lengths.is_empty() {
+        if first_length.is_some() {
             return Err(bad_request("both Transfer-Encoding and Content-Length"));
         }
         Framing::Chunked
-    } else if let Some(first) = lengths.first() {
+    } else if let Some(first) = first_length {
         let parse = |v: &str| -> Option<u64> {
             let v = v.trim();
             if v.is_empty() || v.len() > 19 || !v.bytes().all(|b| b.is_ascii_digit()) {
@@ -669,13 +700,17 @@ fn read_head(input: &mut Input) -> Result<Head, Fail> {
             v.parse().ok()
         };
         let n = parse(first).ok_or_else(|| bad_request("bad Content-Length"))?;
-        if lengths.iter().any(|v| parse(v) != Some(n)) {
+        if head
+            .headers_named("content-length")
+            .any(|v| parse(v) != Some(n))
+        {
             return Err(bad_request("bad Content-Length"));
         }
         Framing::Length(n)
     } else {
         Framing::Length(0)
     };
+    head.framing = framing;
     if let Some(expect) = head.header("expect") {
         if !expect.eq_ignore_ascii_case("100-continue") {
             return Err(Fail::Answer(Response::text(417, "expectation failed\n")));
