@@ -466,7 +466,7 @@ enum Framing {
 /// A request line and its headers, kept in one buffer (`text`) with the places of their
 /// parts: one allocation per request instead of several per header.
 struct Head {
-    /// The request line and the header lines, CRLF removed.
+    /// The request line and the header lines back to back, their line ends removed.
     text: String,
     method: Range<usize>,
     target: Range<usize>,
