@@ -420,6 +420,62 @@ fn http_level_rules() {
     stop(server);
 }
 
+/// Over the socket: a body is its first JSON value (what follows is ignored), a call whose
+/// members have the wrong types is an invalid request, brackets inside strings do not count
+/// towards the nesting limit, and result strings are escaped exactly when they need it.
+#[test]
+fn bodies_results_and_nesting_over_http() {
+    let server = start();
+    let addr = server.local_addr();
+    for body in [
+        format!(" \r\n{ECHO}"),
+        format!("{ECHO} and then {{ garbage"),
+        format!("{ECHO}{ECHO}"),
+    ] {
+        let r = post(addr, &body);
+        assert_eq!((r.status, r.body.as_str()), (200, ECHO_REPLY), "{body:?}");
+    }
+    let r = post(addr, r#"{"jsonrpc":"2.0","id":7,"method":5}"#);
+    assert_eq!(
+        r.body,
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32600,\"message\":\"invalid request\"}}\n"
+    );
+    for (value, wire) in [
+        ("0xabc", r#""0xabc""#),
+        ("a\"b", r#""a\"b""#),
+        ("back\\slash", r#""back\\slash""#),
+        ("tab\tnl\n\u{1}", r#""tab\tnl\n\u0001""#),
+        ("é ✓", "\"é ✓\""),
+    ] {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "test_echo", "params": [value]});
+        let r = post(addr, &call.to_string());
+        assert_eq!(
+            r.body,
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{wire}}}\n"),
+            "{value:?}"
+        );
+    }
+    // 300 opening brackets inside a string: not nesting.
+    let brackets = "[".repeat(300);
+    let r = post(
+        addr,
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["{brackets}"]}}"#),
+    );
+    assert_eq!(r.json()["result"], json!(brackets));
+    // 129 levels of real nesting: refused before parsing, and the server goes on serving.
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"test_echo","params":[{}{}]}}"#,
+        "[".repeat(128),
+        "]".repeat(128)
+    );
+    assert_eq!(
+        post(addr, &deep).body,
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"parse error\"}}\n"
+    );
+    assert_eq!(post(addr, ECHO).body, ECHO_REPLY);
+    stop(server);
+}
+
 /// The request head is read from one buffer: bare LF line ends, blank lines before the
 /// request line, spaces and tabs around header values, header names in any case, bytes that
 /// are not UTF-8 in a header value, and a request line that is not UTF-8.
