@@ -44,6 +44,24 @@ pub fn write_hex0x(bytes: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// 0x-prefixed hex bytes (`0x` or `0X`); `""` and `"0x"` are empty. The errors are the
+/// reference decoder's texts: `hex string without 0x prefix`, `hex string of odd length`,
+/// `invalid hex string`. The one decoder of
+/// the crate's 0x-hex byte strings (JSON-RPC parameters, chain-keytool arguments).
+pub fn decode_hex0x(s: &str) -> Result<Vec<u8>, &'static str> {
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    let body = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .ok_or("hex string without 0x prefix")?;
+    if body.len() % 2 != 0 {
+        return Err("hex string of odd length");
+    }
+    hex::decode(body).map_err(|_| "invalid hex string")
+}
+
 /// `0x` and the lower-case hex digits of `bytes`.
 pub fn to_hex0x(bytes: &[u8]) -> String {
     let mut out = Vec::new();
@@ -303,6 +321,16 @@ pub fn recover_message_signer(message: &[u8], signature: &[u8]) -> Result<Addres
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_bytes_follow_the_reference_decoder() {
+        assert_eq!(decode_hex0x(""), Ok(vec![]));
+        assert_eq!(decode_hex0x("0x"), Ok(vec![]));
+        assert_eq!(decode_hex0x("0X0aFF"), Ok(vec![0x0a, 0xff]));
+        assert_eq!(decode_hex0x("0aff"), Err("hex string without 0x prefix"));
+        assert_eq!(decode_hex0x("0x0af"), Err("hex string of odd length"));
+        assert_eq!(decode_hex0x("0xzz"), Err("invalid hex string"));
+    }
 
     #[test]
     fn keccak_of_empty_input_is_the_known_constant() {

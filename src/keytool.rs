@@ -2,8 +2,8 @@
 //! `man/chain-keytool.1`) and the behaviour of every command live here; the binary only
 //! calls [`main`].
 
-use std::io::{self, BufWriter, IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -12,7 +12,7 @@ use zeroize::Zeroizing;
 
 use crate::crypto::{self, Address};
 use crate::datadir;
-use crate::keystore::{self, keydata, Keystore, ScryptParams};
+use crate::keystore::{self, keydata, KeyData, Keystore, ScryptParams};
 use crate::passphrase::{self, PassphraseError};
 
 /// Offline keystore tool: create, import and replace keys, list accounts, sign and recover
@@ -216,18 +216,26 @@ fn read_keydata(arg: KeyDataArg) -> Result<Zeroizing<String>, Failure> {
     if arg.as_str() != "-" {
         return Ok(arg);
     }
-    if io::stdin().is_terminal() {
-        return passphrase::prompt("Key data: ").map_err(Failure::from);
-    }
-    let mut s = Zeroizing::new(String::new());
-    io::stdin().read_to_string(&mut s).map_err(|e| {
-        Failure::bad_input(format!("cannot read key data from standard input: {e}"))
-    })?;
-    let trimmed = s
-        .strip_suffix('\n')
-        .map(|t| t.strip_suffix('\r').unwrap_or(t))
-        .unwrap_or(&s);
-    Ok(Zeroizing::new(trimmed.to_string()))
+    Ok(passphrase::secret_from_stdin("key data", "Key data: ")?)
+}
+
+/// The key data of a KEYDATA argument, parsed.
+fn keydata_of(arg: KeyDataArg) -> Result<KeyData, Failure> {
+    let raw = read_keydata(arg)?;
+    Ok(keydata::parse(&raw)?)
+}
+
+/// The passphrase from `--password-file`, else from a prompt (asked twice when `confirm`).
+fn passphrase_of(
+    password_file: Option<&Path>,
+    confirm: bool,
+) -> Result<Zeroizing<String>, Failure> {
+    Ok(passphrase::obtain(
+        password_file,
+        "--password-file",
+        "Passphrase: ",
+        confirm,
+    )?)
 }
 
 /// A message as personal_sign takes it: 0x-prefixed hex bytes, or UTF-8 text with `--text`.
@@ -235,22 +243,7 @@ pub fn parse_message(s: &str, text: bool) -> Result<Vec<u8>, String> {
     if text {
         return Ok(s.as_bytes().to_vec());
     }
-    parse_hex_bytes(s).map_err(|e| format!("invalid message: {e}"))
-}
-
-/// 0x-prefixed hex bytes; `""` and `"0x"` are empty. Messages follow the reference's decoder.
-pub fn parse_hex_bytes(s: &str) -> Result<Vec<u8>, &'static str> {
-    if s.is_empty() {
-        return Ok(Vec::new());
-    }
-    let body = s
-        .strip_prefix("0x")
-        .or_else(|| s.strip_prefix("0X"))
-        .ok_or("hex string without 0x prefix")?;
-    if body.len() % 2 != 0 {
-        return Err("hex string of odd length");
-    }
-    hex::decode(body).map_err(|_| "invalid hex string")
+    crypto::decode_hex0x(s).map_err(|e| format!("invalid message: {e}"))
 }
 
 #[derive(Serialize)]
@@ -280,12 +273,7 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
     match cli.command {
         Command::New { password_file, kdf } => {
             let ks = open(Some(&kdf))?;
-            let pass = passphrase::obtain(
-                password_file.as_deref(),
-                "--password-file",
-                "Passphrase: ",
-                true,
-            )?;
+            let pass = passphrase_of(password_file.as_deref(), true)?;
             let acct = ks.new_account(&pass)?;
             writeln!(out, "{}", acct.address).map_err(werr)?;
         }
@@ -295,17 +283,9 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
             keydata,
         } => {
             let ks = open(Some(&kdf))?;
-            let raw = read_keydata(keydata)?;
-            let kd = keydata::parse(&raw)?;
-            if ks.contains(kd.address) {
-                return Err(keystore::Error::AccountExists.into());
-            }
-            let pass = passphrase::obtain(
-                password_file.as_deref(),
-                "--password-file",
-                "Passphrase: ",
-                true,
-            )?;
+            let kd = keydata_of(keydata)?;
+            let pass = passphrase_of(password_file.as_deref(), true)?;
+            // The keystore refuses a duplicate itself, before scrypt and again under its lock.
             let acct = ks.import(&kd, &pass)?;
             writeln!(out, "{}", acct.address).map_err(werr)?;
         }
@@ -316,9 +296,7 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
             keydata,
         } => {
             let ks = open(Some(&kdf))?;
-            let raw = read_keydata(keydata)?;
-            let kd = keydata::parse(&raw)?;
-            ks.find(kd.address)?;
+            let kd = keydata_of(keydata)?;
             let old = passphrase::obtain(
                 old_password_file.as_deref(),
                 "--old-password-file",
@@ -336,19 +314,10 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
         }
         Command::List { json } => {
             let ks = open(None)?;
-            if !json {
-                // One buffer for the whole listing: 100,000 lines without an allocation each.
-                let idx = ks.refreshed_index();
-                let mut buf = Vec::with_capacity(idx.len() * 43);
-                for a in idx.addresses() {
-                    a.write_hex0x(&mut buf);
-                    buf.push(b'\n');
-                }
-                drop(idx);
-                return out.write_all(&buf).map_err(werr);
-            }
-            let accounts = ks.accounts();
+            let idx = ks.refreshed_index();
             if json {
+                let accounts = idx.accounts();
+                drop(idx);
                 let urls: Vec<String> = accounts.iter().map(|a| a.url()).collect();
                 let wallets: Vec<WalletJson> = accounts
                     .iter()
@@ -366,9 +335,14 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                     .map_err(|e| Failure::failed(e.to_string()))?;
                 writeln!(out).map_err(werr)?;
             } else {
-                for a in &accounts {
-                    writeln!(out, "{}", a.address).map_err(werr)?;
+                // One buffer for the whole listing: 100,000 lines without an allocation each.
+                let mut buf = Vec::with_capacity(idx.len() * 43);
+                for a in idx.addresses() {
+                    a.write_hex0x(&mut buf);
+                    buf.push(b'\n');
                 }
+                drop(idx);
+                out.write_all(&buf).map_err(werr)?;
             }
         }
         Command::Sign {
@@ -382,18 +356,15 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 .map_err(|e| Failure::bad_input(format!("invalid address: {e}")))?;
             let message = parse_message(&message, text).map_err(Failure::bad_input)?;
             let ks = open(None)?;
-            if !ks.contains(address) {
-                return Err(keystore::Error::UnknownAccount.into());
-            }
-            let pass = passphrase::obtain(
-                password_file.as_deref(),
-                "--password-file",
-                "Passphrase: ",
-                false,
-            )?;
-            let key = ks.load_key(address, &pass)?;
+            // One look at the index, before the prompt: an unknown account is said at once.
+            let path = ks.find(address).map_err(|e| match e {
+                keystore::Error::NoKey => keystore::Error::UnknownAccount,
+                other => other,
+            })?;
+            let pass = passphrase_of(password_file.as_deref(), false)?;
+            let key = keystore::load_key_file(&path, address, &pass)?;
             let sig = crypto::sign_message(&key, &message);
-            writeln!(out, "0x{}", hex::encode(sig)).map_err(werr)?;
+            writeln!(out, "{}", crypto::to_hex0x(&sig)).map_err(werr)?;
         }
         Command::Recover {
             text,
@@ -401,7 +372,7 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
             signature,
         } => {
             let message = parse_message(&message, text).map_err(Failure::bad_input)?;
-            let sig = parse_hex_bytes(&signature)
+            let sig = crypto::decode_hex0x(&signature)
                 .map_err(|e| Failure::bad_input(format!("invalid signature: {e}")))?;
             let address = crypto::recover_message_signer(&message, &sig)?;
             writeln!(out, "{address}").map_err(werr)?;

@@ -1,7 +1,7 @@
 //! Passphrases for the command-line programs: the first line of a `--password-file`, or a
 //! no-echo prompt on the terminal. Never from argv. Shared by `chain-keytool` and `chainctl`.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use zeroize::Zeroizing;
@@ -22,7 +22,19 @@ pub enum PassphraseError {
     Mismatch,
     #[error("cannot read the passphrase from the terminal: {0}")]
     Prompt(std::io::Error),
+    #[error("cannot read {what} from standard input: {source}")]
+    Stdin {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{what} on standard input is longer than {max} bytes")]
+    StdinTooLong { what: &'static str, max: usize },
+    #[error("cannot read {what} from standard input: stream did not contain valid UTF-8")]
+    StdinNotUtf8 { what: &'static str },
 }
+
+/// Most bytes a secret read from standard input may have (key data is 64 to 110 characters).
+pub const MAX_STDIN_SECRET: usize = 4096;
 
 /// The first line of `path`, without its line ending (`\n` or `\r\n`).
 pub fn from_file(path: &Path) -> Result<Zeroizing<String>, PassphraseError> {
@@ -67,6 +79,59 @@ pub fn obtain(
     Ok(first)
 }
 
+/// A secret given as `-` on the command line (key data, say): prompted for without echo as
+/// `prompt_text` when stdin is a terminal, else all of standard input (at most
+/// [`MAX_STDIN_SECRET`] bytes) with one trailing line ending (`\n` or `\r\n`) removed.
+/// `what` names the secret in errors.
+///
+/// It is read through a duplicate of descriptor 0, not through `Stdin`, whose buffer would
+/// keep a copy, and into one zeroizing buffer with room for all that may come, so that no
+/// reallocation leaves a copy behind in freed memory.
+pub fn secret_from_stdin(
+    what: &'static str,
+    prompt_text: &str,
+) -> Result<Zeroizing<String>, PassphraseError> {
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return prompt(prompt_text);
+    }
+    let fd = stdin
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|source| PassphraseError::Stdin { what, source })?;
+    let mut buf = Zeroizing::new(Vec::with_capacity(MAX_STDIN_SECRET + 1));
+    std::fs::File::from(fd)
+        .take(MAX_STDIN_SECRET as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|source| PassphraseError::Stdin { what, source })?;
+    if buf.len() > MAX_STDIN_SECRET {
+        return Err(PassphraseError::StdinTooLong {
+            what,
+            max: MAX_STDIN_SECRET,
+        });
+    }
+    let end = strip_line_ending_bytes(&buf).len();
+    buf.truncate(end);
+    // `from_utf8` takes the buffer over without copying it; on failure it hands it back to
+    // be wiped.
+    match String::from_utf8(std::mem::take(&mut *buf)) {
+        Ok(s) => Ok(Zeroizing::new(s)),
+        Err(e) => {
+            drop(Zeroizing::new(e.into_bytes()));
+            Err(PassphraseError::StdinNotUtf8 { what })
+        }
+    }
+}
+
+/// `b` without one trailing `\n` or `\r\n`.
+fn strip_line_ending_bytes(b: &[u8]) -> &[u8] {
+    match b.strip_suffix(b"\n") {
+        Some(t) => t.strip_suffix(b"\r").unwrap_or(t),
+        None => b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +156,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("cannot read password file "));
+    }
+
+    #[test]
+    fn one_line_ending_is_stripped() {
+        for (input, want) in [
+            ("abc\n", "abc"),
+            ("abc\r\n", "abc"),
+            ("abc", "abc"),
+            ("abc\n\n", "abc\n"),
+            ("", ""),
+        ] {
+            assert_eq!(
+                strip_line_ending_bytes(input.as_bytes()),
+                want.as_bytes(),
+                "{input:?}"
+            );
+        }
     }
 }

@@ -200,3 +200,32 @@ fn a_read_only_keystore_still_lists() {
     idx.refresh();
     assert_eq!(addrs(&idx), vec![ADDR_A]);
 }
+
+#[test]
+fn a_scan_notes_temporary_files_that_writers_must_sweep() {
+    let d = tempfile::tempdir().unwrap();
+    let ks = d.path();
+    fs::write(ks.join("a"), key_json(ADDR_A)).unwrap();
+    // Hidden files of someone else are not temporaries.
+    fs::write(ks.join(".hidden"), "x").unwrap();
+    let mut idx = Index::new(ks);
+    idx.refresh();
+    assert!(!idx.has_temporaries());
+    // What a writer killed between its temporary file and the rename leaves behind.
+    fs::write(ks.join(".a.tmp-123456"), "partial").unwrap();
+    idx.refresh();
+    assert!(idx.has_temporaries());
+    assert_eq!(addrs(&idx), vec![ADDR_A]);
+    // The saved index carries the finding to the next process, even when it is trusted
+    // and the directory is not read again.
+    age(ks, 10);
+    Index::new(ks).refresh();
+    let mut next = Index::new(ks);
+    next.refresh();
+    assert!(!next.last.scanned);
+    assert!(next.has_temporaries());
+    fs::remove_file(ks.join(".a.tmp-123456")).unwrap();
+    next.refresh();
+    assert!(next.last.scanned);
+    assert!(!next.has_temporaries());
+}

@@ -366,6 +366,62 @@ fn new_without_light_uses_the_standard_scrypt_parameters() {
     );
 }
 
+/// (N, r, p) of the single key file's kdfparams.
+fn kdf_params_of(path: &Path) -> (u64, u64, u64) {
+    let json = read_json(path);
+    let kp = &json["crypto"]["kdfparams"];
+    (
+        kp["n"].as_u64().unwrap(),
+        kp["r"].as_u64().unwrap(),
+        kp["p"].as_u64().unwrap(),
+    )
+}
+
+const LIGHT: (u64, u64, u64) = (4096, 8, 6);
+const STANDARD: (u64, u64, u64) = (262_144, 8, 1);
+
+#[test]
+fn import_raw_and_replace_raw_honour_light() {
+    let e = env();
+    let import = |args: &[&str]| ok(&e.run(args));
+    let file_of = |addr: &str| {
+        key_files(&e.ks)
+            .into_iter()
+            .find(|p| file_name(p).ends_with(&addr[2..]))
+            .unwrap()
+    };
+    assert_eq!(
+        import(&["import-raw", "--light", "--password-file", e.pw(), KEY_A]),
+        ADDR_A
+    );
+    assert_eq!(kdf_params_of(&file_of(ADDR_A)), LIGHT);
+    assert_eq!(
+        import(&["import-raw", "--password-file", e.pw(), KEY_F]),
+        ADDR_F_OWN
+    );
+    assert_eq!(kdf_params_of(&file_of(ADDR_F_OWN)), STANDARD);
+    // replace-raw writes with the parameters it is given, whatever the old file had.
+    let replace = |light: bool, key: &str| {
+        let mut args = vec!["replace-raw"];
+        if light {
+            args.push("--light");
+        }
+        args.extend([
+            "--old-password-file",
+            e.pw(),
+            "--new-password-file",
+            e.pw(),
+            key,
+        ]);
+        ok(&e.run(&args))
+    };
+    assert_eq!(replace(false, KEY_A), ADDR_A);
+    assert_eq!(kdf_params_of(&file_of(ADDR_A)), STANDARD);
+    assert_eq!(replace(true, KEY_F), ADDR_F_OWN);
+    assert_eq!(kdf_params_of(&file_of(ADDR_F_OWN)), LIGHT);
+    assert_eq!(ok(&e.sign(ADDR_A, e.pw(), HELLO_HEX)), SIG_HELLO_A);
+}
+
 #[test]
 fn new_with_an_empty_passphrase_file() {
     let e = env();
@@ -1562,8 +1618,13 @@ fn sign_failures_change_nothing() {
             2,
             "invalid address: invalid hex string",
         );
-        // Unknown address.
+        // Unknown address; said before any passphrase is asked for.
         fails(&e.sign(ADDR_DB2, e.pw(), HELLO_HEX), 1, "unknown account");
+        fails(
+            &e.run(&["sign", "--address", ADDR_DB2, HELLO_HEX]),
+            1,
+            "unknown account",
+        );
         fails(
             &e.sign(
                 "0x0000000000000000000000000000000000000000",
@@ -1894,6 +1955,101 @@ fn complete_json_with_damaged_crypto() {
     assert_eq!(ok(&e.sign(ADDR_A, e.pw(), HELLO_HEX)), SIG_HELLO_A);
 }
 
+#[test]
+fn damaged_crypto_parameters_fail_sign_and_replace_and_change_nothing() {
+    let e = env();
+    e.import(KEY_A);
+    let path = e.only_file();
+    let name = file_name(&path);
+    let good = read_json(&path);
+    let newpw = e.pwfile("newpw", "n\n");
+    let edited = |f: &dyn Fn(&mut Value)| {
+        let mut j = good.clone();
+        f(&mut j);
+        j
+    };
+    let cases: Vec<(&str, Value, &str)> = vec![
+        (
+            "dklen 16",
+            edited(&|j| j["crypto"]["kdfparams"]["dklen"] = Value::from(16)),
+            "invalid key file: kdfparams.dklen must be between 32 and 64",
+        ),
+        (
+            "15-byte IV",
+            edited(&|j| {
+                let iv = j["crypto"]["cipherparams"]["iv"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                j["crypto"]["cipherparams"]["iv"] = Value::from(&iv[..30]);
+            }),
+            "invalid key file: cipherparams.iv must be 16 bytes",
+        ),
+        (
+            "missing salt",
+            edited(&|j| {
+                j["crypto"]["kdfparams"]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("salt");
+            }),
+            "invalid key file: missing kdfparams.salt",
+        ),
+        (
+            // Within the work bound (N * r * p = 2^27), but scrypt's B buffer of
+            // 128 * r * p bytes would be 8 GiB: refused before anything is allocated.
+            "huge p",
+            edited(&|j| {
+                j["crypto"]["kdfparams"]["n"] = Value::from(2);
+                j["crypto"]["kdfparams"]["p"] = Value::from(8_388_608u64);
+            }),
+            "invalid key file: scrypt parameters exceed the allowed cost",
+        ),
+        (
+            "version 2",
+            edited(&|j| j["version"] = Value::from(2)),
+            "undefined version: 2.000000",
+        ),
+    ];
+    for (what, json, msg) in cases {
+        replace_file(&e.ks, &name, &serde_json::to_vec(&json).unwrap());
+        // The index reads only the address: the account is still listed.
+        assert_eq!(e.list(), vec![ADDR_A], "{what}");
+        unchanged(&e.ks, || {
+            // A deadline, so that a file that makes scrypt run away fails here, not the CI.
+            let sign = [
+                "sign",
+                "--address",
+                ADDR_A,
+                "--password-file",
+                e.pw(),
+                HELLO_HEX,
+            ];
+            let r = keytool_with_deadline(&e.ks, &sign, 60);
+            assert_eq!(r.stderr, format!("error: {msg}\n"), "sign, {what}: {r:?}");
+            fails(&r, 1, msg);
+            let replace = [
+                "replace-raw",
+                "--light",
+                "--old-password-file",
+                e.pw(),
+                "--new-password-file",
+                &newpw,
+                KEY_A,
+            ];
+            let r = keytool_with_deadline(&e.ks, &replace, 60);
+            assert_eq!(
+                r.stderr,
+                format!("error: {msg}\n"),
+                "replace, {what}: {r:?}"
+            );
+            fails(&r, 1, msg);
+        });
+    }
+    replace_file(&e.ks, &name, &serde_json::to_vec(&good).unwrap());
+    assert_eq!(ok(&e.sign(ADDR_A, e.pw(), HELLO_HEX)), SIG_HELLO_A);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Passphrase sources and other failures
 
@@ -1983,6 +2139,45 @@ fn usage_errors_exit_2() {
         assert_eq!(r.stdout, "", "{args:?}");
     }
     assert!(!e.ks.exists());
+}
+
+#[test]
+fn empty_keystore_or_datadir_is_a_usage_error() {
+    let e = env();
+    for args in [
+        vec!["--keystore", "", "list"],
+        vec!["list", "--keystore", ""],
+        vec!["--keystore=", "list"],
+        vec!["--datadir", "", "list"],
+        vec![
+            "--keystore",
+            "",
+            "import-raw",
+            "--light",
+            "--password-file",
+            e.pw(),
+            KEY_A,
+        ],
+    ] {
+        let r: Run = Command::new(keytool_bin())
+            .args(&args)
+            .current_dir(&e.root)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+            .into();
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.contains("a value is required for '--"),
+            "{args:?}: {r:?}"
+        );
+        assert_eq!(r.stdout, "", "{args:?}");
+    }
+    assert_eq!(
+        fs::read_dir(&e.root).unwrap().count(),
+        1,
+        "only the pw file"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

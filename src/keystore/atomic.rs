@@ -7,6 +7,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -89,10 +90,24 @@ pub fn sync_dir(dir: &Path) -> Result<(), Error> {
 /// read back from the fsynced temporary file before it is renamed; if it fails, the
 /// temporary file is removed and nothing visible changes. The caller must hold the
 /// [`DirLock`] of the directory.
+///
+/// Returns `Ok` once the rename has happened: the new file is then in place, so a failure of
+/// the directory fsync that follows is logged, not returned (an error would tell the caller
+/// that nothing was written).
 pub fn write_atomic(
     final_path: &Path,
     bytes: &[u8],
     check: impl FnOnce(&[u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    write_atomic_with(final_path, bytes, check, sync_dir)
+}
+
+/// [`write_atomic`] with the directory fsync given, so that its failure can be tested.
+fn write_atomic_with(
+    final_path: &Path,
+    bytes: &[u8],
+    check: impl FnOnce(&[u8]) -> Result<(), Error>,
+    sync: impl FnOnce(&Path) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let dir = final_path
         .parent()
@@ -125,13 +140,31 @@ pub fn write_atomic(
             path: tmp.clone(),
             source: Box::new(e),
         })?;
-        fs::rename(&tmp, final_path).map_err(|e| Error::io(final_path, e))?;
-        sync_dir(dir)
+        fs::rename(&tmp, final_path).map_err(|e| Error::io(final_path, e))
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
+        return result;
     }
-    result
+    if let Err(e) = sync(dir) {
+        crate::log::warn(
+            "Key file written, but its directory could not be synced",
+            &[
+                ("path", &final_path.display().to_string()),
+                ("err", &e.to_string()),
+            ],
+        );
+    }
+    Ok(())
+}
+
+/// True for the name of a temporary file of [`write_atomic`] (one that a dead writer may have
+/// left behind).
+pub fn is_temporary(name: &[u8]) -> bool {
+    name.first() == Some(&b'.')
+        && name
+            .windows(TMP_MARKER.len())
+            .any(|w| w == TMP_MARKER.as_bytes())
 }
 
 /// Removes temporary files that writers of this program left when they died. Only call it
@@ -143,9 +176,7 @@ pub fn sweep_temporaries(dir: &Path) -> Vec<PathBuf> {
         return removed;
     };
     for entry in rd.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with('.') && name.contains(TMP_MARKER) {
+        if is_temporary(entry.file_name().as_bytes()) {
             let p = entry.path();
             if fs::remove_file(&p).is_ok() {
                 removed.push(p);
@@ -153,4 +184,56 @@ pub fn sweep_temporaries(dir: &Path) -> Vec<PathBuf> {
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_failed_directory_sync_after_the_rename_is_not_a_failure() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("key");
+        fs::write(&path, b"old").unwrap();
+        let failing = |dir: &Path| -> Result<(), Error> {
+            Err(Error::io(dir, io::Error::other("injected fsync failure")))
+        };
+        write_atomic_with(&path, b"new", |_| Ok(()), failing).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert_eq!(names(d.path()), vec!["key"], "no temporary file is left");
+    }
+
+    #[test]
+    fn a_failed_check_leaves_the_old_file_and_no_temporary() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("key");
+        fs::write(&path, b"old").unwrap();
+        let err = write_atomic_with(
+            &path,
+            b"new",
+            |_| Err(Error::InvalidKeyFile("bad".into())),
+            |_| panic!("no sync without a rename"),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::ReadBack { .. }), "{err}");
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        assert_eq!(names(d.path()), vec!["key"]);
+    }
+
+    #[test]
+    fn temporary_names_are_recognised() {
+        assert!(is_temporary(b".UTC--x--ab.tmp-123"));
+        assert!(!is_temporary(b"UTC--x--ab.tmp-123"));
+        assert!(!is_temporary(b".tmp"));
+        assert!(!is_temporary(b".hidden"));
+    }
 }

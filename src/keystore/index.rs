@@ -13,7 +13,12 @@
 //!
 //! The racy-window rule is git's: file-system timestamps are coarse, so a change made in the
 //! same tick as the scan could leave the directory's mtime unchanged; such a scan is never
-//! trusted. A key file rewritten in place (same name, no rename) without any change to the
+//! trusted.
+//!
+//! [`Index::refreshed`] reads the directory without changing the index it starts from, so that
+//! a shared index (the keystore's) can be scanned outside its lock and the result published
+//! under it. A scan also notes whether it saw temporary files of dead writers, so that writers
+//! sweep the directory only when there is something to sweep. A key file rewritten in place (same name, no rename) without any change to the
 //! directory is only seen at the next full scan; every writer of this ecosystem, this one
 //! included, writes key files by rename.
 
@@ -25,13 +30,14 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::{AsRawFd, FromRawFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 
 use crate::crypto::Address;
 
-use super::atomic::flock;
+use super::atomic::{flock, is_temporary};
 
 /// Name of the saved index, hidden from the listing by its leading dot.
 pub const CACHE_FILE: &str = ".chain-keystore-index";
@@ -39,7 +45,7 @@ pub const CACHE_FILE: &str = ".chain-keystore-index";
 pub const RACY_WINDOW: Duration = Duration::from_secs(1);
 /// Files larger than this are not key files; only this much of them is read.
 const MAX_KEY_FILE: u64 = 1 << 20;
-const CACHE_MAGIC: &[u8; 8] = b"CKSIDX02";
+const CACHE_MAGIC: &[u8; 8] = b"CKSIDX03";
 
 /// What identifies one version of a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,9 +128,28 @@ pub struct Index {
     /// Sorted by file name, i.e. by URL as the reference orders wallets.
     entries: Vec<Entry>,
     stamp: Option<DirStamp>,
-    by_address: Option<HashMap<Address, Vec<usize>>>,
+    /// Built on the first look-up by address; reset by every change.
+    by_address: OnceLock<HashMap<Address, Vec<usize>>>,
     loaded_cache: bool,
+    /// The last scan saw temporary files of [`super::atomic::write_atomic`].
+    temporaries: bool,
     pub last: RefreshStats,
+}
+
+impl Clone for Index {
+    /// A copy without the address map, which is rebuilt when needed.
+    fn clone(&self) -> Index {
+        Index {
+            dir: self.dir.clone(),
+            names: self.names.clone(),
+            entries: self.entries.clone(),
+            stamp: self.stamp,
+            by_address: OnceLock::new(),
+            loaded_cache: self.loaded_cache,
+            temporaries: self.temporaries,
+            last: self.last,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -254,8 +279,9 @@ impl Index {
             names: Vec::new(),
             entries: Vec::new(),
             stamp: None,
-            by_address: None,
+            by_address: OnceLock::new(),
             loaded_cache: false,
+            temporaries: false,
             last: RefreshStats::default(),
         }
     }
@@ -272,47 +298,74 @@ impl Index {
         self.dir.join(std::ffi::OsStr::from_bytes(self.name(e)))
     }
 
-    /// Brings the index up to date with the directory (see the module doc for the cost).
-    /// A missing directory is an empty keystore, not an error.
+    /// Brings the index up to date with the directory (see the module doc for the cost) and
+    /// saves it when the directory was read. A missing directory is an empty keystore, not an
+    /// error.
     pub fn refresh(&mut self) {
-        self.last = RefreshStats::default();
+        match self.refreshed() {
+            Some(next) => {
+                *self = next;
+                if self.last.scanned {
+                    self.save_cache();
+                }
+            }
+            None => self.last = RefreshStats::default(),
+        }
+    }
+
+    /// The index as the directory is now, or `None` when this one is still current. Reads
+    /// the file system but changes nothing, so it may run while others use `self`; the
+    /// caller saves the result ([`Index::save_cache`]) when its `last.scanned` is set.
+    pub fn refreshed(&self) -> Option<Index> {
         let meta = match fs::metadata(&self.dir) {
             Ok(m) if m.is_dir() => m,
             _ => {
-                if !self.entries.is_empty() || self.stamp.is_some() {
-                    self.entries.clear();
-                    self.names.clear();
-                    self.stamp = None;
-                    self.by_address = None;
+                if self.entries.is_empty() && self.stamp.is_none() {
+                    return None;
                 }
-                return;
+                let mut empty = Index::new(&self.dir);
+                empty.loaded_cache = self.loaded_cache;
+                return Some(empty);
             }
         };
         let (sec, nsec) = (meta.mtime(), meta.mtime_nsec() as u32);
         let unchanged = |s: &Option<DirStamp>| matches!(s, Some(s) if s.trusted && s.mtime_sec == sec && s.mtime_nsec == nsec);
         if unchanged(&self.stamp) {
-            return;
+            return None;
         }
+        let mut cached = None;
         if !self.loaded_cache {
-            self.loaded_cache = true;
-            if let Some((stamp, names, entries)) = load_cache(&self.dir) {
-                self.names = names;
-                self.entries = entries;
-                self.stamp = Some(stamp);
-                self.by_address = None;
-                if unchanged(&self.stamp) {
-                    return;
+            if let Some((stamp, names, entries, temporaries)) = load_cache(&self.dir) {
+                let from_cache = Index {
+                    dir: self.dir.clone(),
+                    names,
+                    entries,
+                    stamp: Some(stamp),
+                    by_address: OnceLock::new(),
+                    loaded_cache: true,
+                    temporaries,
+                    last: RefreshStats::default(),
+                };
+                if unchanged(&from_cache.stamp) {
+                    return Some(from_cache);
                 }
+                cached = Some(from_cache);
             }
         }
-        self.full_scan(sec, nsec);
-        self.save_cache();
+        let base = cached.as_ref().unwrap_or(self);
+        match base.full_scan(sec, nsec) {
+            Some(next) => Some(next),
+            // The directory could not be read: keep what is known.
+            None => cached,
+        }
     }
 
-    fn full_scan(&mut self, dir_sec: i64, dir_nsec: u32) {
-        self.last.scanned = true;
+    /// Reads the directory (mtime `dir_sec`.`dir_nsec`, taken before the read) and returns
+    /// the index it holds, re-reading only files that are new or changed since `self`.
+    /// `None` when the directory cannot be read.
+    fn full_scan(&self, dir_sec: i64, dir_nsec: u32) -> Option<Index> {
         let (Ok(rd), Some(dirfd)) = (fs::read_dir(&self.dir), DirFd::open(&self.dir)) else {
-            return;
+            return None;
         };
         let old: HashMap<&[u8], (Stamp, Option<Address>)> = self
             .entries
@@ -320,10 +373,12 @@ impl Index {
             .map(|e| (self.name(e), (e.stamp, e.address)))
             .collect();
         let mut candidates = Vec::with_capacity(self.entries.len() + 16);
+        let mut temporaries = false;
         for de in rd.flatten() {
             let name = de.file_name();
             let bytes = name.as_bytes();
             if skipped_name(bytes) || bytes.len() > u16::MAX as usize {
+                temporaries |= is_temporary(bytes);
                 continue;
             }
             // d_type from readdir: directories, links and other non-regular files are
@@ -340,6 +395,10 @@ impl Index {
         }
         drop(old);
         let found = examine_all(&dirfd, &candidates);
+        let mut last = RefreshStats {
+            scanned: true,
+            files_read: 0,
+        };
         let mut names =
             Vec::with_capacity(candidates.iter().map(|c| c.name.as_bytes().len()).sum());
         let mut entries = Vec::with_capacity(candidates.len());
@@ -350,7 +409,7 @@ impl Index {
                 continue;
             };
             if read {
-                self.last.files_read += 1;
+                last.files_read += 1;
             }
             let n = candidates[i].name.as_bytes();
             entries.push(Entry {
@@ -367,28 +426,45 @@ impl Index {
             .duration_since(dir_time)
             .map(|d| d >= RACY_WINDOW)
             .unwrap_or(false);
-        self.names = names;
-        self.entries = entries;
-        self.stamp = Some(DirStamp {
-            mtime_sec: dir_sec,
-            mtime_nsec: dir_nsec,
-            trusted,
-        });
-        self.by_address = None;
+        Some(Index {
+            dir: self.dir.clone(),
+            names,
+            entries,
+            stamp: Some(DirStamp {
+                mtime_sec: dir_sec,
+                mtime_nsec: dir_nsec,
+                trusted,
+            }),
+            by_address: OnceLock::new(),
+            loaded_cache: true,
+            temporaries,
+            last,
+        })
+    }
+
+    /// True when the last scan saw temporary files that a dead writer may have left (under
+    /// the keystore's directory lock, no live writer has one).
+    pub fn has_temporaries(&self) -> bool {
+        self.temporaries
     }
 
     /// Records a key file this process has just written, so that it is listed at once.
     pub fn note_written(&mut self, path: &Path, address: Address) {
+        if let Ok(meta) = fs::symlink_metadata(path) {
+            self.note_written_meta(path, &meta, address);
+        }
+    }
+
+    /// [`Index::note_written`] with the file's metadata already read (so that a shared index
+    /// is updated without any I/O under its lock).
+    pub fn note_written_meta(&mut self, path: &Path, meta: &fs::Metadata, address: Address) {
         let Some(name) = path.file_name() else { return };
         let name = name.as_bytes();
-        let Ok(meta) = fs::symlink_metadata(path) else {
-            return;
-        };
         let at = self.entries.binary_search_by(|e| self.name(e).cmp(name));
         let entry = Entry {
             name_at: self.names.len() as u32,
             name_len: name.len() as u16,
-            stamp: Stamp::of(&meta),
+            stamp: Stamp::of(meta),
             address: Some(address),
         };
         self.names.extend_from_slice(name);
@@ -400,7 +476,7 @@ impl Index {
         if let Some(s) = self.stamp.as_mut() {
             s.trusted = false;
         }
-        self.by_address = None;
+        self.by_address = OnceLock::new();
     }
 
     /// Every account, sorted by URL. Files that are not key files are left out.
@@ -432,24 +508,24 @@ impl Index {
     }
 
     /// The key files holding `address`, sorted by path.
-    pub fn find(&mut self, address: Address) -> Vec<PathBuf> {
-        let entries = &self.entries;
-        let map = self.by_address.get_or_insert_with(|| {
+    pub fn find(&self, address: Address) -> Vec<PathBuf> {
+        let map = self.by_address.get_or_init(|| {
             let mut m: HashMap<Address, Vec<usize>> = HashMap::new();
-            for (i, e) in entries.iter().enumerate() {
+            for (i, e) in self.entries.iter().enumerate() {
                 if let Some(a) = e.address {
                     m.entry(a).or_default().push(i);
                 }
             }
             m
         });
-        let idx: Vec<usize> = map.get(&address).cloned().unwrap_or_default();
-        idx.into_iter()
-            .map(|i| self.path(&self.entries[i]))
-            .collect()
+        map.get(&address)
+            .map(|idx| idx.iter().map(|&i| self.path(&self.entries[i])).collect())
+            .unwrap_or_default()
     }
 
-    fn save_cache(&self) {
+    /// Saves the index in the directory's cache file, for the next process. Failure (a
+    /// read-only keystore) is only a missed cache.
+    pub fn save_cache(&self) {
         let Some(stamp) = self.stamp else { return };
         let path = self.dir.join(CACHE_FILE);
         let mut buf = Vec::with_capacity(64 + self.names.len() + self.entries.len() * 56);
@@ -457,6 +533,7 @@ impl Index {
         buf.extend_from_slice(&stamp.mtime_sec.to_le_bytes());
         buf.extend_from_slice(&stamp.mtime_nsec.to_le_bytes());
         buf.push(stamp.trusted as u8);
+        buf.push(self.temporaries as u8);
         buf.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
         for e in &self.entries {
             let name = self.name(e);
@@ -567,8 +644,8 @@ impl<'a> Reader<'a> {
 }
 
 /// Reads the saved index: its stamp, the name arena (the file's own bytes, so names are not
-/// copied) and the entries.
-fn load_cache(dir: &Path) -> Option<(DirStamp, Vec<u8>, Vec<Entry>)> {
+/// copied), the entries, and whether its scan saw temporary files.
+fn load_cache(dir: &Path) -> Option<(DirStamp, Vec<u8>, Vec<Entry>, bool)> {
     let mut f = File::open(dir.join(CACHE_FILE)).ok()?;
     flock(&f, libc::LOCK_SH).ok()?;
     let mut buf = Vec::new();
@@ -590,6 +667,7 @@ fn load_cache(dir: &Path) -> Option<(DirStamp, Vec<u8>, Vec<Entry>)> {
         mtime_nsec: r.u32()?,
         trusted: r.u8()? == 1,
     };
+    let temporaries = r.u8()? == 1;
     let count = r.u64()? as usize;
     let mut entries = Vec::with_capacity(count.min(body.len() / 40));
     let mut prev: Option<&[u8]> = None;
@@ -623,7 +701,7 @@ fn load_cache(dir: &Path) -> Option<(DirStamp, Vec<u8>, Vec<Entry>)> {
     if r.pos != body.len() {
         return None;
     }
-    Some((stamp, buf, entries))
+    Some((stamp, buf, entries, temporaries))
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ impl ScryptParams {
 
 /// Upper bounds on what a key file may ask of the KDF, so that a hostile file cannot make us
 /// allocate or compute without limit (the standard parameters sit far below both).
-const MAX_SCRYPT_MEMORY: u64 = 1 << 31; // 2 GiB (128 * r * N)
+const MAX_SCRYPT_MEMORY: u64 = 1 << 31; // 2 GiB: 128 * r * (N + p), see `scrypt_memory`
 const MAX_SCRYPT_WORK: u64 = 1 << 27; // N * r * p; standard is 2^21
 const MAX_PBKDF2_ROUNDS: u64 = 1 << 24;
 
@@ -263,6 +263,13 @@ pub struct KeyFile {
     pub keys: Vec<CryptoObject>,
 }
 
+/// The bytes scrypt allocates for N, r, p: its V table (128 * r * N) and its B buffer
+/// (128 * r * p); the 256 * r of its X and Y buffers are left out. Both large buffers count:
+/// a small N with a huge p allocates as much as the converse.
+fn scrypt_memory(n: u64, r: u64, p: u64) -> u128 {
+    128 * r as u128 * (n as u128 + p as u128)
+}
+
 fn bad(msg: impl Into<String>) -> Error {
     Error::InvalidKeyFile(msg.into())
 }
@@ -306,7 +313,7 @@ impl CryptoObject {
                 {
                     return Err(bad("invalid scrypt parameters"));
                 }
-                if 128u128 * r as u128 * n as u128 > MAX_SCRYPT_MEMORY as u128
+                if scrypt_memory(n, r, p) > MAX_SCRYPT_MEMORY as u128
                     || n as u128 * r as u128 * p as u128 > MAX_SCRYPT_WORK as u128
                 {
                     return Err(bad("scrypt parameters exceed the allowed cost"));
@@ -398,7 +405,7 @@ impl CryptoObject {
             .expect("iv length checked at parse");
         let mut plain = Zeroizing::new(self.ciphertext.clone());
         if version == 1 {
-            let k = keccak256(&dk[..16]);
+            let k = Zeroizing::new(keccak256(&dk[..16]));
             let dec = cbc::Decryptor::<aes::Aes128>::new((&k[..16]).into(), (&iv).into());
             let len = dec
                 .decrypt_padded_mut::<aes::cipher::block_padding::Pkcs7>(&mut plain[..])
@@ -554,6 +561,26 @@ mod tests {
     fn hostile_kdf_parameters_are_refused_before_any_work() {
         let f = br#"{"version":3,"crypto":{"cipher":"aes-128-ctr","ciphertext":"00","cipherparams":{"iv":"00000000000000000000000000000000"},"kdf":"scrypt","kdfparams":{"dklen":32,"n":1073741824,"p":1,"r":8,"salt":"00"},"mac":"00"}}"#;
         assert!(parse(f).unwrap_err().to_string().contains("exceed"));
+        // A tiny N with a huge p: little work per block, but scrypt's B buffer (128 * r * p
+        // bytes) would be 8 GiB.
+        let f = br#"{"version":3,"crypto":{"cipher":"aes-128-ctr","ciphertext":"00","cipherparams":{"iv":"00000000000000000000000000000000"},"kdf":"scrypt","kdfparams":{"dklen":32,"n":2,"p":8388608,"r":8,"salt":"00"},"mac":"00"}}"#;
+        assert_eq!(
+            parse(f).unwrap_err().to_string(),
+            "invalid key file: scrypt parameters exceed the allowed cost"
+        );
+        // V and B together: 128 * 8 * (2^20 + 2^20) is exactly 2 GiB, one more p is over.
+        assert_eq!(
+            scrypt_memory(1 << 20, 8, 1 << 20),
+            MAX_SCRYPT_MEMORY as u128
+        );
+        assert!(scrypt_memory(1 << 20, 8, (1 << 20) + 1) > MAX_SCRYPT_MEMORY as u128);
+        assert!(scrypt_memory(1 << 21, 8, 1) > MAX_SCRYPT_MEMORY as u128);
+        // The standard and light parameters stay far inside both bounds.
+        for sp in [ScryptParams::STANDARD, ScryptParams::LIGHT] {
+            let (n, r, p) = (sp.n(), sp.r as u64, sp.p as u64);
+            assert!(scrypt_memory(n, r, p) <= MAX_SCRYPT_MEMORY as u128 / 4);
+            assert!(n * r * p <= MAX_SCRYPT_WORK / 4);
+        }
         let f = br#"{"version":3,"crypto":{"cipher":"aes-256-ctr","kdf":"scrypt"}}"#;
         assert_eq!(
             parse(f).unwrap_err().to_string(),

@@ -4,6 +4,10 @@
 //! [`Keystore::accounts`], [`Keystore::load_key`]. Every write is atomic (see [`atomic`]);
 //! every read-modify-write of the directory happens under a cross-process advisory lock;
 //! scrypt always runs outside that lock.
+//!
+//! The index is shared as an immutable snapshot: a refresh reads the directory outside the
+//! in-process lock and publishes its result under it, so no caller waits for another's scan
+//! of a large directory just to read the index.
 
 pub mod atomic;
 mod error;
@@ -13,12 +17,13 @@ pub mod keyfile;
 pub mod unlock;
 
 use std::fs;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
 pub use error::Error;
-pub use index::{Account, Index};
+pub use index::{Account, Index, RefreshStats};
 pub use keydata::KeyData;
 pub use keyfile::ScryptParams;
 
@@ -30,7 +35,23 @@ use atomic::DirLock;
 pub struct Keystore {
     dir: PathBuf,
     scrypt: ScryptParams,
-    index: Mutex<Index>,
+    /// The published index. Held only to clone or replace the `Arc`: never across I/O.
+    index: Mutex<Arc<Index>>,
+}
+
+/// A refreshed index: a snapshot that later changes do not alter, and what its refresh cost.
+#[derive(Debug, Clone)]
+pub struct Refreshed {
+    index: Arc<Index>,
+    /// What this refresh did (nothing, when the published index was still current).
+    pub last: RefreshStats,
+}
+
+impl Deref for Refreshed {
+    type Target = Index;
+    fn deref(&self) -> &Index {
+        &self.index
+    }
 }
 
 /// `UTC--<YYYY-MM-DDTHH-MM-SS.NNNNNNNNNZ>--<40 hex address>`, the reference's key file name.
@@ -55,7 +76,7 @@ impl Keystore {
     pub fn open(dir: impl AsRef<Path>) -> Result<Keystore, Error> {
         let dir = std::path::absolute(dir.as_ref()).map_err(|e| Error::io(dir.as_ref(), e))?;
         Ok(Keystore {
-            index: Mutex::new(Index::new(&dir)),
+            index: Mutex::new(Arc::new(Index::new(&dir))),
             dir,
             scrypt: ScryptParams::STANDARD,
         })
@@ -71,15 +92,59 @@ impl Keystore {
         &self.dir
     }
 
-    fn index(&self) -> MutexGuard<'_, Index> {
+    fn slot(&self) -> MutexGuard<'_, Arc<Index>> {
         self.index.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The refreshed index, for callers that need more than [`Keystore::accounts`].
-    pub fn refreshed_index(&self) -> MutexGuard<'_, Index> {
-        let mut idx = self.index();
-        idx.refresh();
-        idx
+    fn published(&self) -> Arc<Index> {
+        Arc::clone(&self.slot())
+    }
+
+    /// The index brought up to date with the directory, for callers that need more than
+    /// [`Keystore::accounts`]. The directory is read and the saved index written outside the
+    /// in-process lock; the result is published under it unless another refresh or a write
+    /// of this process published first (then the next refresh reconciles the two: a write
+    /// leaves the index untrusted, so it is scanned again).
+    pub fn refreshed_index(&self) -> Refreshed {
+        let current = self.published();
+        let Some(next) = current.refreshed() else {
+            return Refreshed {
+                index: current,
+                last: RefreshStats::default(),
+            };
+        };
+        let next = Arc::new(next);
+        {
+            let mut slot = self.slot();
+            if Arc::ptr_eq(&slot, &current) {
+                *slot = Arc::clone(&next);
+            }
+        }
+        if next.last.scanned {
+            next.save_cache();
+        }
+        Refreshed {
+            last: next.last,
+            index: next,
+        }
+    }
+
+    /// Records a key file this process has just written. The copy is made outside the lock;
+    /// under it only the `Arc` is swapped (retried if a refresh published meanwhile).
+    fn note_written(&self, path: &Path, address: Address) {
+        let Ok(meta) = fs::symlink_metadata(path) else {
+            return;
+        };
+        loop {
+            let current = self.published();
+            let mut next = Index::clone(&current);
+            next.note_written_meta(path, &meta, address);
+            let mut slot = self.slot();
+            if Arc::ptr_eq(&slot, &current) {
+                *slot = Arc::new(next);
+                return;
+            }
+        }
     }
 
     /// Every account, sorted by key-file URL, after noticing changes made by other processes.
@@ -95,12 +160,7 @@ impl Keystore {
     /// The one key file of `address`: `no key for given address or file`, or
     /// `multiple keys match address (...)`.
     pub fn find(&self, address: Address) -> Result<PathBuf, Error> {
-        let mut paths = self.refreshed_index().find(address);
-        match paths.len() {
-            0 => Err(Error::NoKey),
-            1 => Ok(paths.pop().expect("one path")),
-            _ => Err(Error::MultipleKeys(paths)),
-        }
+        the_one(self.refreshed_index().find(address))
     }
 
     /// True when some key file holds `address`.
@@ -112,9 +172,7 @@ impl Keystore {
     /// file's read error, its format errors, `could not decrypt key with given passphrase`,
     /// and `key content mismatch` when the file's address is not `address`.
     pub fn load_key(&self, address: Address, passphrase: &str) -> Result<SecretKey, Error> {
-        let path = self.find(address)?;
-        let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        decrypt_for(&bytes, address, passphrase)
+        load_key_file(&self.find(address)?, address, passphrase)
     }
 
     /// Creates a random key encrypted with `passphrase` and returns its account.
@@ -126,6 +184,8 @@ impl Keystore {
 
     /// Imports `keydata` encrypted with `passphrase` under a new `UTC--...` file. Refuses an
     /// address the keystore already holds with `account already exists`, writing nothing.
+    /// The index is read twice: before scrypt, so that a duplicate costs no derivation, and
+    /// under the directory lock, where the answer is final.
     pub fn import(&self, keydata: &KeyData, passphrase: &str) -> Result<Account, Error> {
         if self.contains(keydata.address) {
             return Err(Error::AccountExists);
@@ -137,19 +197,29 @@ impl Keystore {
         // scrypt first, outside every lock.
         let enc = keyfile::encrypt(&kd.key, kd.address, passphrase, self.scrypt);
         let _lock = DirLock::acquire(&self.dir)?;
-        atomic::sweep_temporaries(&self.dir);
-        if self.contains(kd.address) {
+        let idx = self.refreshed_index();
+        if !idx.find(kd.address).is_empty() {
             return Err(Error::AccountExists);
         }
+        self.sweep_if_needed(&idx);
+        drop(idx);
         let path = self.dir.join(key_file_name(SystemTime::now(), kd.address));
         atomic::write_atomic(&path, &enc.json, |back| {
             enc.verify_copy(back, &kd.key, kd.address)
         })?;
-        self.index().note_written(&path, kd.address);
+        self.note_written(&path, kd.address);
         Ok(Account {
             address: kd.address,
             path,
         })
+    }
+
+    /// Removes dead writers' temporary files when the scan under the directory lock saw some
+    /// (the scan reads every name anyway, so a write costs no extra directory read).
+    fn sweep_if_needed(&self, idx: &Index) {
+        if idx.has_temporaries() {
+            atomic::sweep_temporaries(&self.dir);
+        }
     }
 
     /// `personal_replaceRawKey`: the key file of `keydata`'s address, decrypted with
@@ -167,10 +237,12 @@ impl Keystore {
         drop(decrypt_for(&before, address, old_passphrase)?);
         let enc = keyfile::encrypt(&keydata.key, address, new_passphrase, self.scrypt);
         let _lock = DirLock::acquire(&self.dir)?;
-        atomic::sweep_temporaries(&self.dir);
         // Compare-and-swap under the lock: the file we checked the old passphrase against
         // must still be the one we replace, and still the only one of its address.
-        let still = self.find(address)?;
+        let idx = self.refreshed_index();
+        let still = the_one(idx.find(address))?;
+        self.sweep_if_needed(&idx);
+        drop(idx);
         let now = fs::read(&path).map_err(|e| Error::io(&path, e))?;
         if still != path || now != before {
             return Err(Error::ChangedDuringReplace(path));
@@ -178,9 +250,26 @@ impl Keystore {
         atomic::write_atomic(&path, &enc.json, |back| {
             enc.verify_copy(back, &keydata.key, address)
         })?;
-        self.index().note_written(&path, address);
+        self.note_written(&path, address);
         Ok(Account { address, path })
     }
+}
+
+/// The only path of `paths`: `no key for given address or file` when there is none,
+/// `multiple keys match address (...)` when there are several.
+fn the_one(mut paths: Vec<PathBuf>) -> Result<PathBuf, Error> {
+    match paths.len() {
+        0 => Err(Error::NoKey),
+        1 => Ok(paths.pop().expect("one path")),
+        _ => Err(Error::MultipleKeys(paths)),
+    }
+}
+
+/// Reads the key file at `path` (found with [`Keystore::find`]) and decrypts it for
+/// `address`. Errors: the file's read error, then those of [`decrypt_for`].
+pub fn load_key_file(path: &Path, address: Address, passphrase: &str) -> Result<SecretKey, Error> {
+    let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
+    decrypt_for(&bytes, address, passphrase)
 }
 
 /// Decrypts key-file `bytes` with `passphrase` and checks that the file holds `address`.
@@ -200,7 +289,65 @@ pub fn decrypt_for(bytes: &[u8], address: Address, passphrase: &str) -> Result<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::UNIX_EPOCH;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    const TINY: ScryptParams = ScryptParams {
+        log_n: 4,
+        r: 8,
+        p: 1,
+    };
+
+    #[test]
+    fn a_held_index_snapshot_blocks_no_other_call() {
+        let d = tempfile::tempdir().unwrap();
+        let ks = Keystore::open(d.path().join("keystore"))
+            .unwrap()
+            .with_scrypt(TINY);
+        let first = ks.new_account("").unwrap();
+        // Run in a thread: were the index's lock held by `held`, the calls below would wait
+        // for it forever; the channel turns that into a failure.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            let held = ks.refreshed_index();
+            assert_eq!(held.len(), 1);
+            let second = ks.new_account("").unwrap();
+            let other = KeyData {
+                key: SecretKey::random(),
+                address: first.address,
+            };
+            assert!(matches!(ks.import(&other, ""), Err(Error::AccountExists)));
+            ks.replace(&other, "", "x").unwrap();
+            assert_eq!(ks.accounts().len(), 2);
+            assert!(ks.contains(second.address));
+            // The snapshot is what it was when taken.
+            assert_eq!(held.len(), 1);
+            assert_eq!(held.addresses().collect::<Vec<_>>(), vec![first.address]);
+            tx.send(()).unwrap();
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("keystore calls waited for a held index snapshot");
+        worker.join().unwrap();
+    }
+
+    #[test]
+    fn writes_of_one_handle_are_seen_by_another() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("keystore");
+        let a = Keystore::open(&dir).unwrap().with_scrypt(TINY);
+        let b = Keystore::open(&dir).unwrap().with_scrypt(TINY);
+        assert!(b.accounts().is_empty());
+        let acct = a.new_account("pw").unwrap();
+        assert_eq!(b.find(acct.address).unwrap(), acct.path);
+        assert_eq!(
+            *b.load_key(acct.address, "pw").unwrap().to_bytes(),
+            *a.load_key(acct.address, "pw").unwrap().to_bytes()
+        );
+        let kd = KeyData {
+            key: SecretKey::random(),
+            address: acct.address,
+        };
+        assert!(matches!(b.import(&kd, "pw"), Err(Error::AccountExists)));
+    }
 
     #[test]
     fn key_file_names_follow_the_reference_pattern() {

@@ -5,10 +5,34 @@ use serde_json::Value;
 
 use super::error::RpcError;
 
-/// The positional parameters of one call.
-#[derive(Debug, Clone, Default)]
+/// The positional parameters of one call. They may hold passphrases and key data: `Debug`
+/// shows only how many there are, and every string in them is wiped when they are dropped.
+#[derive(Clone, Default)]
 pub struct Params {
     items: Vec<Value>,
+}
+
+impl std::fmt::Debug for Params {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Params({} items, redacted)", self.items.len())
+    }
+}
+
+impl Drop for Params {
+    fn drop(&mut self) {
+        self.items.iter_mut().for_each(wipe);
+    }
+}
+
+/// Overwrites every string in `v` (passphrases, key data) with zeros before it is freed.
+pub fn wipe(v: &mut Value) {
+    use zeroize::Zeroize;
+    match v {
+        Value::String(s) => s.zeroize(),
+        Value::Array(items) => items.iter_mut().for_each(wipe),
+        Value::Object(map) => map.values_mut().for_each(wipe),
+        _ => {}
+    }
 }
 
 impl Params {
@@ -177,24 +201,29 @@ impl FromParam for HexBytes {
                 ))
             }
         };
-        if s.is_empty() {
-            return Ok(HexBytes(Vec::new()));
-        }
-        let body = s
-            .strip_prefix("0x")
-            .or_else(|| s.strip_prefix("0X"))
-            .ok_or_else(|| "hex string without 0x prefix".to_string())?;
-        if body.len() % 2 != 0 {
-            return Err("hex string of odd length".into());
-        }
-        hex::decode(body)
+        crate::crypto::decode_hex0x(s)
             .map(HexBytes)
-            .map_err(|_| "invalid hex string".into())
+            .map_err(String::from)
     }
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn params_keep_their_secrets() {
+        let p = Params::from_vec(vec![json!("0xaddress"), json!("hunter2")]);
+        let shown = format!("{p:?}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("0xaddress"),
+            "{shown}"
+        );
+        assert_eq!(shown, "Params(2 items, redacted)");
+        let mut v = json!(["pass", {"k": "key", "n": 1}, [true, "x"]]);
+        wipe(&mut v);
+        assert_eq!(v, json!(["", {"k": "", "n": 1}, [true, ""]]));
+    }
+
     use super::*;
     use serde_json::json;
 
