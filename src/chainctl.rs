@@ -10,13 +10,15 @@ use std::process::ExitCode;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::Value;
+use zeroize::Zeroizing;
 
 use crate::api::spec;
 use crate::console::{self, LineError, Passphrases};
 use crate::datadir;
-use crate::passphrase::PassphraseError;
+use crate::passphrase::{self, PassphraseError};
 use crate::rpc::client::{endpoint_kind, Client, ClientError, EndpointKind};
-use crate::rpc::{MethodSpec, ParamKind};
+use crate::rpc::error::METHOD_NOT_FOUND;
+use crate::rpc::{MethodSpec, ParamKind, ParamSpec};
 
 /// The endpoint tried when no IPC socket exists in the default data directory.
 pub const FALLBACK_ENDPOINT: &str = "http://localhost:8551";
@@ -28,15 +30,18 @@ const AFTER_HELP: &str = "\
 Output: the JSON `result` on stdout, pretty-printed; a string result is printed as a JSON \
 string, in double quotes (pipe through `jq -r .` for the bare text).
 
-Passphrases: a method's passphrase parameters may be left out (or given as null); each is \
-then read from the next --password-file (its first line), else prompted for without echo \
-when stdin is a terminal; without either chainctl exits with 2. Give --password-file once \
-per passphrase, in the order of the method's parameters.
+Passphrases: `chainctl MODULE METHOD` never takes a passphrase from its arguments: the \
+arguments give the other parameters, in order, and each passphrase parameter is read from the \
+next --password-file (its first line), else prompted for without echo when stdin is a \
+terminal; without either chainctl exits with 2. Give --password-file once per passphrase, in \
+the order of the method's parameters. Raw key data given as - is read from standard input \
+(prompted for without echo on a terminal). `call` and `exec` send their params as written; a \
+passphrase left out or null there is read the same way.
 
 Exit codes: 0 success; 1 the call failed (an RPC error, printed as `error CODE: MESSAGE` on \
 stderr, or a node that cannot be reached, printed with the endpoint tried); 2 bad usage \
-(unknown module or method, bad JSON params, console syntax error, a passphrase that cannot \
-be read).";
+(unknown module or method, also when the node answers error -32601; a malformed endpoint; \
+bad JSON params; a console syntax error; a passphrase or key data that cannot be read).";
 
 /// The clap command, for parsing, `--help` and the man pages.
 pub fn command() -> Command {
@@ -125,9 +130,10 @@ without parentheses the method gets no arguments",
 with line editing, tab completion of module and method names, and a history kept in \
 DIR/chainctl_history with --datadir DIR, else in ~/.chainctl_history. A missing or null \
 passphrase parameter is read from the next --password-file, else prompted for without echo, e.g. personal.newAccount() or \
-personal.unlockAccount(\"0x..\", null, 600); lines holding a passphrase are not recorded in \
-the history. Results are printed as pretty JSON, errors as `error CODE: MESSAGE`, and the \
-console goes on. `exit` or ctrl-d leaves.",
+personal.unlockAccount(\"0x..\", null, 600); lines holding a passphrase or key data, and \
+lines that do not parse, are not recorded in the history. Results are printed as pretty JSON, \
+errors as `error CODE: MESSAGE`, and the console goes on. ctrl-c drops the line being typed; \
+`exit`, `quit` or ctrl-d leaves.",
                 ),
         );
     for module in spec::modules() {
@@ -160,13 +166,14 @@ fn module_command(module: &'static str) -> Command {
     cmd
 }
 
-/// The parameters of `m` as a usage line: `<required>`, `[optional]`; a passphrase is always
-/// `[optional]` on the command line.
+/// The arguments of `m` as a usage line: `<required>`, `[optional]`. Passphrases are not
+/// arguments (they come from --password-file or a prompt) and are left out.
 fn usage_of(m: &MethodSpec) -> String {
     m.params
         .iter()
+        .filter(|p| !p.kind.is_passphrase())
         .map(|p| {
-            if p.optional || p.kind.is_passphrase() {
+            if p.optional {
                 format!("[{}]", p.name)
             } else {
                 format!("<{}>", p.name)
@@ -186,7 +193,8 @@ fn method_command(m: &'static MethodSpec) -> Command {
     for p in m.params {
         let what = match p.kind {
             ParamKind::String => "a string",
-            ParamKind::Passphrase | ParamKind::NewPassphrase => "a passphrase; leave it out or give null to read it from --password-file or a no-echo prompt",
+            ParamKind::KeyData => "raw private key data, hex (a secret: give - to read it from standard input, or from a no-echo prompt on a terminal)",
+            ParamKind::Passphrase | ParamKind::NewPassphrase => "a passphrase, never an argument: read from the next --password-file, else a no-echo prompt",
             ParamKind::Address => "an address, 0x + 40 hex digits",
             ParamKind::Bytes => "0x-prefixed hex bytes",
             ParamKind::Integer => "an integer",
@@ -203,8 +211,13 @@ fn method_command(m: &'static MethodSpec) -> Command {
     Command::new(method)
         .about(m.summary)
         .after_help(format!(
-            "JSON-RPC method {}. Parameters, in order:{params}",
-            m.name
+            "JSON-RPC method {}. Parameters, in order:{params}{}",
+            m.name,
+            if m.params.iter().any(|p| p.kind.is_passphrase()) {
+                "\nThe arguments give the parameters other than the passphrases, in order."
+            } else {
+                ""
+            }
         ))
         .override_usage(
             format!("chainctl {module} {method} [OPTIONS] {}", usage_of(m))
@@ -217,8 +230,8 @@ fn method_command(m: &'static MethodSpec) -> Command {
                 .num_args(0..)
                 .allow_negative_numbers(true)
                 .help(
-                    "The positional params; each is taken as JSON when it parses as JSON (a \
-string parameter only as a quoted JSON string or null), else as a string",
+                    "The positional params other than passphrases; each is taken as JSON when \
+it parses as JSON (a string parameter only as a quoted JSON string or null), else as a string",
                 ),
         )
 }
@@ -241,12 +254,20 @@ impl Failure {
 }
 
 impl From<ClientError> for Failure {
+    /// An RPC error keeps the node's `error CODE: MESSAGE`; a method the node does not know
+    /// (-32601) is bad usage (exit 2, as cli.md says of an unknown method), any other failure
+    /// exit 1.
     fn from(e: ClientError) -> Failure {
-        let message = match &e {
-            ClientError::Rpc { .. } => e.to_string(),
-            _ => format!("error: {e}"),
-        };
-        Failure { code: 1, message }
+        match &e {
+            ClientError::Rpc { code, .. } => Failure {
+                code: if *code == METHOD_NOT_FOUND { 2 } else { 1 },
+                message: e.to_string(),
+            },
+            _ => Failure {
+                code: 1,
+                message: format!("error: {e}"),
+            },
+        }
     }
 }
 
@@ -276,6 +297,100 @@ pub fn resolve_endpoint(endpoint: Option<&str>, datadir: Option<&Path>) -> Strin
     }
 }
 
+/// Checks the form of `endpoint` before anything connects, so that a typo is reported as
+/// what it is (bad usage) rather than as an unreachable node. `http://`, `https://` and
+/// `ws://` need a host and, when a port is given, a port number; `wss://` and other schemes
+/// are refused. Anything without a scheme is the path of an IPC socket, except `HOST:PORT`
+/// naming no file, which is taken for a URL without its scheme. Fails with the message.
+pub fn check_endpoint(endpoint: &str) -> Result<(), String> {
+    const HINT: &str = "did you mean http://HOST:PORT?";
+    if endpoint.trim().is_empty() {
+        return Err(
+            "the endpoint is empty: give http://HOST:PORT, ws://HOST:PORT or the path of an IPC \
+socket"
+                .to_string(),
+        );
+    }
+    let scheme_and_rest = endpoint.split_once("://").filter(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    });
+    let Some((scheme, rest)) = scheme_and_rest else {
+        if looks_like_host_port(endpoint) && !Path::new(endpoint).exists() {
+            return Err(format!(
+                "endpoint {endpoint} is neither a URL nor an existing IPC socket path: did you \
+mean http://{endpoint}?"
+            ));
+        }
+        return Ok(());
+    };
+    match scheme.to_ascii_lowercase().as_str() {
+        "http" | "https" | "ws" => {}
+        "wss" => {
+            return Err(format!(
+                "endpoint {endpoint}: TLS WebSocket endpoints (wss://) are not supported; use \
+ws://HOST:PORT, http://HOST:PORT or the path of an IPC socket"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "endpoint {endpoint}: unknown scheme {scheme}://, {HINT} (ws://HOST:PORT and the \
+path of an IPC socket work too)"
+            ))
+        }
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    // user:password@ may precede the host.
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let (host, port) = if let Some(bracketed) = host_port.strip_prefix('[') {
+        match bracketed.split_once(']') {
+            Some((host, "")) => (host, None),
+            Some((host, after)) => match after.strip_prefix(':') {
+                Some(port) => (host, Some(port)),
+                None => return Err(format!("endpoint {endpoint}: malformed host: {HINT}")),
+            },
+            None => return Err(format!("endpoint {endpoint}: malformed host: {HINT}")),
+        }
+    } else {
+        match host_port.rsplit_once(':') {
+            Some((host, _)) if host.contains(':') => {
+                return Err(format!(
+                    "endpoint {endpoint}: an IPv6 address goes in brackets, e.g. \
+{scheme}://[::1]:8551"
+                ))
+            }
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        }
+    };
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c == '%') {
+        return Err(format!("endpoint {endpoint} names no host: {HINT}"));
+    }
+    if let Some(port) = port {
+        if !port.parse::<u16>().is_ok_and(|p| p > 0) || port.starts_with('+') {
+            return Err(format!(
+                "endpoint {endpoint}: the port must be a number from 1 to 65535: {HINT}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `s` reads as `HOST:PORT` (`localhost:8551`, `127.0.0.1:8551`, `[::1]:8551`).
+fn looks_like_host_port(s: &str) -> bool {
+    let Some((host, port)) = s.rsplit_once(':') else {
+        return false;
+    };
+    !host.is_empty()
+        && !port.is_empty()
+        && port.chars().all(|c| c.is_ascii_digit())
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '[' | ']' | ':'))
+}
+
 /// Where the console keeps its history: `DATADIR/chainctl_history` with `--datadir`, else
 /// `~/.chainctl_history`; `None` without a home directory.
 pub fn history_path(datadir: Option<&Path>) -> Option<PathBuf> {
@@ -293,6 +408,7 @@ pub fn parse_arg(text: &str, kind: Option<ParamKind>) -> Value {
         kind,
         Some(
             ParamKind::String
+                | ParamKind::KeyData
                 | ParamKind::Passphrase
                 | ParamKind::NewPassphrase
                 | ParamKind::Address
@@ -305,29 +421,72 @@ pub fn parse_arg(text: &str, kind: Option<ParamKind>) -> Value {
     }
 }
 
-/// The params of `m` from the command-line `args`. With password files the arguments are the
-/// parameters other than the passphrases, or `null` in a passphrase's place (a `null` then
-/// stands in for each passphrase, to be filled from the files); without, they are all the
-/// parameters in order. Arguments beyond the table's parameters are passed on as they are,
-/// for the node to judge.
-pub fn assemble_args(m: &MethodSpec, args: &[String], with_files: bool) -> Vec<Value> {
+/// The params of `m` from the command-line `args`, which give the parameters other than the
+/// passphrases, in order: a passphrase is never taken from an argument. Its place is `null`
+/// (an argument `null` there is taken as that `null`) and left out at the end, for
+/// [`console::fill_passphrases`] to fill from a password file or the prompt. Key data given
+/// as `-` comes from `read_secret` (standard input). Arguments beyond the table's parameters
+/// are passed on as they are, for the node to judge; but a method that takes a passphrase
+/// refuses them as bad usage (such an argument is most likely a passphrase).
+pub fn assemble_args(
+    m: &MethodSpec,
+    args: &[String],
+    mut read_secret: impl FnMut(&ParamSpec) -> Result<Zeroizing<String>, Failure>,
+) -> Result<Vec<Value>, Failure> {
     let mut out = Vec::new();
+    // How many params the arguments gave, up to the last one given.
+    let mut given = 0;
     let mut rest = args.iter().peekable();
     for p in m.params {
-        if with_files && p.kind.is_passphrase() {
+        if p.kind.is_passphrase() {
             if rest.peek().is_some_and(|a| a.as_str() == "null") {
                 rest.next();
             }
             out.push(Value::Null);
             continue;
         }
-        match rest.next() {
-            Some(a) => out.push(parse_arg(a, Some(p.kind))),
-            None => break,
-        }
+        let Some(a) = rest.next() else {
+            break;
+        };
+        out.push(if p.kind == ParamKind::KeyData && a == "-" {
+            Value::String(read_secret(p)?.as_str().to_string())
+        } else {
+            parse_arg(a, Some(p.kind))
+        });
+        given = out.len();
     }
-    out.extend(rest.map(|a| parse_arg(a, None)));
-    out
+    out.truncate(given);
+    if rest.peek().is_none() {
+        return Ok(out);
+    }
+    let passphrases: Vec<&str> = m
+        .params
+        .iter()
+        .filter(|p| p.kind.is_passphrase())
+        .map(|p| p.name)
+        .collect();
+    if passphrases.is_empty() {
+        out.extend(rest.map(|a| parse_arg(a, None)));
+        return Ok(out);
+    }
+    // The extra arguments are not repeated: one of them may be a passphrase.
+    let usage = usage_of(m);
+    Err(Failure::usage(format!(
+        "too many arguments: {} takes {}; its passphrase parameters ({}) are never taken from \
+the command line: give --password-file FILE, or run on a terminal to be prompted",
+        m.name,
+        if usage.is_empty() {
+            "none".to_string()
+        } else {
+            usage
+        },
+        passphrases.join(", ")
+    )))
+}
+
+/// Key data given as `-`: standard input, or a no-echo prompt on a terminal.
+fn key_data_from_stdin(_: &ParamSpec) -> Result<Zeroizing<String>, Failure> {
+    passphrase::secret_from_stdin("the key data", "Key data: ").map_err(Failure::usage)
 }
 
 /// Fills the passphrases of `m` in `params` from `source`, failing as bad usage when one
@@ -396,6 +555,7 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
     let datadir = matches.get_one::<PathBuf>("datadir").map(PathBuf::as_path);
     let given_endpoint = matches.get_one::<String>("endpoint").map(String::as_str);
     let endpoint = resolve_endpoint(given_endpoint, datadir);
+    check_endpoint(&endpoint).map_err(Failure::usage)?;
     // Whether the endpoint is the fallback chosen without being asked (said when unreachable).
     let defaulted = given_endpoint.is_none() && datadir.is_none();
     let files: Vec<PathBuf> = matches
@@ -449,7 +609,7 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                 .get_many::<String>("args")
                 .map(|v| v.cloned().collect())
                 .unwrap_or_default();
-            let mut params = assemble_args(m, &args, source.has_files());
+            let mut params = assemble_args(m, &args, key_data_from_stdin)?;
             fill(Some(m), &name, &mut params, &mut source)?;
             (name, params)
         }
@@ -582,37 +742,121 @@ mod tests {
     }
 
     #[test]
-    fn password_files_stand_in_for_passphrases() {
+    fn passphrases_are_never_arguments() {
         let unlock = spec::find("personal_unlockAccount").unwrap();
         let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let no_stdin = |_: &ParamSpec| -> Result<Zeroizing<String>, Failure> {
+            panic!("standard input read without a -")
+        };
+        let assemble = |m, v: &[&str]| assemble_args(m, &a(v), no_stdin);
+        // The second argument is the duration; the passphrase's place is left null.
         assert_eq!(
-            assemble_args(unlock, &a(&["0x1", "600"]), true),
+            assemble(unlock, &["0x1", "600"]).unwrap(),
+            vec![json!("0x1"), Value::Null, json!(600)]
+        );
+        assert_eq!(assemble(unlock, &["0x1"]).unwrap(), vec![json!("0x1")]);
+        // A null in the passphrase's place is that place.
+        assert_eq!(
+            assemble(unlock, &["0x1", "null", "600"]).unwrap(),
             vec![json!("0x1"), Value::Null, json!(600)]
         );
         assert_eq!(
-            assemble_args(unlock, &a(&["0x1"]), true),
-            vec![json!("0x1"), Value::Null]
-        );
-        assert_eq!(
-            assemble_args(unlock, &a(&["0x1", "null", "600"]), true),
-            vec![json!("0x1"), Value::Null, json!(600)]
-        );
-        assert_eq!(
-            assemble_args(unlock, &a(&["0x1", "pw", "600"]), false),
-            vec![json!("0x1"), json!("pw"), json!(600)]
-        );
-        assert_eq!(
-            assemble_args(unlock, &a(&["0x1"]), false),
+            assemble(unlock, &["0x1", "null"]).unwrap(),
             vec![json!("0x1")]
         );
+        // A passphrase typed as an argument is refused, and not repeated.
+        let e = assemble(unlock, &["0x1", "hunter2", "600"]).unwrap_err();
+        assert_eq!(e.code, 2);
+        assert!(!e.message.contains("hunter2"), "{}", e.message);
+        assert!(
+            e.message
+                .contains("personal_unlockAccount takes <address> [duration]"),
+            "{}",
+            e.message
+        );
         let new = spec::find("personal_newAccount").unwrap();
-        assert_eq!(assemble_args(new, &[], true), vec![Value::Null]);
-        assert_eq!(assemble_args(new, &[], false), Vec::<Value>::new());
+        assert_eq!(assemble(new, &[]).unwrap(), Vec::<Value>::new());
+        assert!(assemble(new, &["pw"])
+            .unwrap_err()
+            .message
+            .contains("takes none"));
+        let sign = spec::find("personal_sign").unwrap();
+        assert_eq!(
+            assemble(sign, &["0x68", "0x1"]).unwrap(),
+            vec![json!("0x68"), json!("0x1")]
+        );
+        // Methods without a passphrase pass extra arguments on.
         let modules = spec::find("rpc_modules").unwrap();
         assert_eq!(
-            assemble_args(modules, &a(&["extra", "1"]), false),
+            assemble(modules, &["extra", "1"]).unwrap(),
             vec![json!("extra"), json!(1)]
         );
+    }
+
+    #[test]
+    fn key_data_dash_is_read_as_a_secret() {
+        let import = spec::find("personal_importRawKey").unwrap();
+        let mut reads = 0;
+        let params = assemble_args(import, &["-".to_string()], |p: &ParamSpec| {
+            assert_eq!(p.kind, ParamKind::KeyData);
+            reads += 1;
+            Ok(Zeroizing::new("aebb".to_string()))
+        })
+        .unwrap();
+        assert_eq!((params, reads), (vec![json!("aebb")], 1));
+        let replace = spec::find("personal_replaceRawKey").unwrap();
+        let e = assemble_args(replace, &["-".to_string()], |_: &ParamSpec| {
+            Err(Failure::usage("no input"))
+        })
+        .unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (2, "error: no input"));
+        // Elsewhere `-` is just a string.
+        let modules = spec::find("rpc_modules").unwrap();
+        assert_eq!(
+            assemble_args(modules, &["-".to_string()], |_: &ParamSpec| unreachable!()).unwrap(),
+            vec![json!("-")]
+        );
+    }
+
+    #[test]
+    fn malformed_endpoints_are_refused() {
+        for good in [
+            "http://127.0.0.1:8551",
+            "HTTP://localhost:8551/",
+            "http://localhost",
+            "https://node.example:443/rpc",
+            "ws://127.0.0.1:8552",
+            "ws://[::1]:8552",
+            "http://user:pw@host:1",
+            "/tmp/chaind.ipc",
+            "chaind.ipc",
+            "./localhost:8551/x.ipc",
+        ] {
+            assert_eq!(check_endpoint(good), Ok(()), "{good}");
+        }
+        for (bad, says) in [
+            ("http://", "names no host: did you mean http://HOST:PORT?"),
+            ("ws://", "names no host"),
+            ("http://:8551", "names no host"),
+            (
+                "http://127.0.0.1:notaport",
+                "the port must be a number from 1 to 65535",
+            ),
+            ("http://127.0.0.1:", "the port must be a number"),
+            ("ws://h:70000", "the port must be a number"),
+            ("http://::1:8551", "an IPv6 address goes in brackets"),
+            ("wss://x", "wss://) are not supported"),
+            (
+                "ftp://h:1",
+                "unknown scheme ftp://, did you mean http://HOST:PORT?",
+            ),
+            ("localhost:8551", "did you mean http://localhost:8551?"),
+            ("127.0.0.1:8551", "did you mean http://127.0.0.1:8551?"),
+            ("", "the endpoint is empty"),
+        ] {
+            let e = check_endpoint(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]
@@ -683,13 +927,19 @@ mod tests {
             code: -32601,
             message: "the method foo_bar does not exist/is not available".into(),
         });
+        // An unknown method is bad usage; other errors of the node are failures.
         assert_eq!(
             (f.code, f.message.as_str()),
             (
-                1,
+                2,
                 "error -32601: the method foo_bar does not exist/is not available"
             )
         );
+        let f = Failure::from(ClientError::Rpc {
+            code: -32000,
+            message: "could not decrypt key with given password".into(),
+        });
+        assert_eq!(f.code, 1);
         let f = explain(
             ClientError::Unreachable {
                 endpoint: FALLBACK_ENDPOINT.into(),

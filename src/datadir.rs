@@ -21,3 +21,19 @@ pub fn keystore_dir(datadir: Option<&Path>, keystore: Option<&Path>) -> PathBuf 
             .join("keystore"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keystore_defaults_to_datadir_keystore_and_the_flag_wins() {
+        let dd = Path::new("/data/node");
+        assert_eq!(keystore_dir(Some(dd), None), dd.join("keystore"));
+        assert_eq!(
+            keystore_dir(Some(dd), Some(Path::new("/keys"))),
+            PathBuf::from("/keys")
+        );
+        assert_eq!(keystore_dir(None, None), default_datadir().join("keystore"));
+    }
+}

@@ -37,7 +37,40 @@ pub fn enabled(level: Level) -> bool {
     level as u8 <= VERBOSITY.load(Ordering::Relaxed)
 }
 
-/// Formats one line; values with spaces or quotes are quoted.
+/// True when `v` cannot be written bare after `key=`: it is empty, or holds whitespace, a
+/// control character, `"` or `=`.
+fn needs_quotes(v: &str) -> bool {
+    v.is_empty()
+        || v.chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '=')
+}
+
+/// Control characters and whitespace other than the plain space: what could break a line.
+fn breaks_line(c: char) -> bool {
+    c.is_control() || (c.is_whitespace() && c != ' ')
+}
+
+/// `s` with [`breaks_line`] characters escaped (`\n`, `\u{2028}`, ...), so that the message
+/// itself cannot end the line either.
+fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(breaks_line) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if breaks_line(c) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Formats one line. A value is quoted and escaped (Rust string syntax: `\n`, `\"`, `\\`,
+/// `\u{..}`) when it is empty or holds whitespace, a control character, `"` or `=`, so that
+/// no value (an error text, a path, a host given over RPC) can end the line and start a
+/// forged one.
 pub fn format_line(level: Level, msg: &str, fields: &[(&str, &str)]) -> String {
     let t = crate::clock::UtcTime::now();
     let mut line = format!(
@@ -48,10 +81,11 @@ pub fn format_line(level: Level, msg: &str, fields: &[(&str, &str)]) -> String {
         t.hour,
         t.minute,
         t.second,
-        t.nanos / 1_000_000
+        t.nanos / 1_000_000,
+        msg = escape_controls(msg)
     );
     for (k, v) in fields {
-        if v.is_empty() || v.contains([' ', '"', '=']) {
+        if needs_quotes(v) {
             line.push_str(&format!(" {k}={v:?}"));
         } else {
             line.push_str(&format!(" {k}={v}"));
@@ -98,5 +132,47 @@ mod tests {
         );
         let l = format_line(Level::Warn, "x", &[("path", "/a b")]);
         assert!(l.ends_with(r#" path="/a b""#), "{l}");
+    }
+
+    #[test]
+    fn no_value_can_start_a_new_line() {
+        let forged = "x\nINFO  [01-01|00:00:00.000] Node stopped";
+        for v in [
+            "x\nINFO  [01-01|00:00:00.000] Node stopped",
+            "a\rb",
+            "tab\there",
+            "esc\u{1b}[31m",
+            "nel\u{85}x",
+            "ls\u{2028}x",
+            "nbsp\u{a0}x",
+        ] {
+            let l = format_line(Level::Info, "m", &[("err", v)]);
+            assert!(!l.contains(['\n', '\r', '\u{85}', '\u{2028}']), "{l:?}");
+            assert!(
+                !l.chars().any(|c| c.is_control()),
+                "no control character is written raw: {l:?}"
+            );
+            assert!(
+                l.ends_with(&format!(" err={v:?}")),
+                "quoted and escaped: {l:?}"
+            );
+        }
+        // The quoting is reversible: a quote inside a value is escaped.
+        let l = format_line(Level::Info, "m", &[("v", r#"a"b"#)]);
+        assert!(l.ends_with(r#" v="a\"b""#), "{l}");
+        let l = format_line(Level::Info, "m", &[("v", "k=v")]);
+        assert!(l.ends_with(r#" v="k=v""#), "{l}");
+        // Plain values stay bare.
+        let l = format_line(Level::Info, "m", &[("v", "/a/b:c")]);
+        assert!(l.ends_with(" v=/a/b:c"), "{l}");
+        // The message cannot break the line either.
+        let l = format_line(Level::Info, forged, &[]);
+        assert!(!l.contains('\n'), "{l:?}");
+        assert!(
+            l.ends_with(r"] x\nINFO  [01-01|00:00:00.000] Node stopped"),
+            "{l:?}"
+        );
+        let l = format_line(Level::Info, "a\u{2028}b\tc d", &[]);
+        assert!(l.ends_with(r"] a\u{2028}b\tc d"), "{l:?}");
     }
 }

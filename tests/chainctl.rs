@@ -4,13 +4,13 @@
 
 mod common;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chain_node::rpc::client::{Client, ClientError};
-use common::{Node, Run};
+use common::{key_files, write_file, Node, Run};
 use serde_json::{json, Value};
 
 const METHOD_NOT_FOUND: &str = "error -32601: the method foo_bar does not exist/is not available\n";
@@ -25,43 +25,61 @@ impl Drop for Guard {
     }
 }
 
-/// Runs `chainctl ARGS...` with no terminal (stdin from /dev/null), failing the test when it
-/// has not finished after a minute.
+/// Runs `chainctl ARGS...` with no terminal (stdin from /dev/null).
 fn ctl(args: &[&str]) -> Run {
+    ctl_stdin(args, None)
+}
+
+/// Runs `chainctl ARGS...` with no terminal, `stdin` piped in when given (else /dev/null).
+/// Fails the test, and kills chainctl, when it has not finished after a minute.
+fn ctl_stdin(args: &[&str], stdin: Option<&str>) -> Run {
     let mut guard = Guard(
         Command::new(env!("CARGO_BIN_EXE_chainctl"))
             .args(args)
             .env("HOME", std::env::temp_dir())
-            .stdin(Stdio::null())
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn chainctl"),
     );
-    let mut out = guard.0.stdout.take().unwrap();
-    let mut err = guard.0.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).unwrap();
-        s
-    });
-    let mut stderr = String::new();
-    err.read_to_string(&mut stderr).unwrap();
+    if let Some(input) = stdin {
+        let mut pipe = guard.0.stdin.take().unwrap();
+        let input = input.to_string();
+        // On a thread: chainctl may exit without reading, or read only later.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(input.as_bytes());
+        });
+    }
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = r.read_to_end(&mut b);
+            String::from_utf8_lossy(&b).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(guard.0.stdout.take().unwrap()));
+    let stderr = drain(Box::new(guard.0.stderr.take().unwrap()));
     let deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Some(st) = guard.0.try_wait().unwrap() {
             break st;
         }
+        // Panicking drops the guard, which kills chainctl; the readers then see the end.
         assert!(
             Instant::now() < deadline,
-            "chainctl {args:?} did not finish"
+            "chainctl {args:?} did not finish within a minute"
         );
         std::thread::sleep(Duration::from_millis(10));
     };
     Run {
         code: status.code().unwrap_or(-1),
-        stdout: reader.join().unwrap(),
-        stderr,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
 }
 
@@ -81,10 +99,9 @@ fn fails(args: &[&str], code: i32) -> Run {
     r
 }
 
+/// `write_file` as a command-line argument.
 fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.to_str().unwrap().to_string()
+    write_file(dir, name, text).to_str().unwrap().to_string()
 }
 
 /// A node with IPC (every module), HTTP offering personal and admin, and WebSocket.
@@ -109,18 +126,7 @@ fn node() -> Node {
 
 /// The number of key files in the keystore (none before the first key).
 fn key_count(n: &Node) -> usize {
-    std::fs::read_dir(n.keystore())
-        .map(|d| {
-            d.filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with("UTC--")
-            })
-            .count()
-        })
-        .unwrap_or(0)
+    key_files(&n.keystore()).len()
 }
 
 fn ipc(n: &Node) -> &str {
@@ -455,7 +461,10 @@ fn call_takes_a_raw_name_and_a_json_array() {
         json!("0x819104a190255e0cedbdd9d5f59a557633d79db1")
     );
 
-    let r = fails(&["--endpoint", e, "call", "foo_bar"], 1);
+    // An unknown method is bad usage (cli.md), with the node's error line.
+    let r = fails(&["--endpoint", e, "call", "foo_bar"], 2);
+    assert_eq!(r.stderr, METHOD_NOT_FOUND);
+    let r = fails(&["--endpoint", e, "call", "foo_bar", "[1]"], 2);
     assert_eq!(r.stderr, METHOD_NOT_FOUND);
     let r = fails(
         &[
@@ -510,7 +519,7 @@ fn exec_runs_one_console_line() {
     let wallets = ok(&["--endpoint", e, "exec", "personal.listWallets"]);
     assert_eq!(wallets[0]["status"], json!("Unlocked"), "{wallets}");
 
-    let r = fails(&["--endpoint", e, "exec", "foo.bar()"], 1);
+    let r = fails(&["--endpoint", e, "exec", "foo.bar()"], 2);
     assert_eq!(r.stderr, METHOD_NOT_FOUND);
     let r = fails(
         &[
@@ -667,5 +676,220 @@ fn stream_clients_report_a_stopped_node() {
     match c.call("rpc_modules", vec![]) {
         Err(ClientError::Unreachable { endpoint: e, .. }) => assert_eq!(e, endpoint),
         other => panic!("{other:?}"),
+    }
+}
+
+/// `chainctl MODULE METHOD` fills the passphrase from a file or the prompt, never from an
+/// argument: `unlockAccount ADDR 600` gives the duration, and without a terminal or a password
+/// file it is bad usage.
+#[test]
+fn per_method_arguments_never_give_a_passphrase() {
+    let n = node();
+    let dir = tempfile::tempdir().unwrap();
+    let pw = write(dir.path(), "pw", "600\n");
+    let addr = ok(&[
+        "--endpoint",
+        ipc(&n),
+        "personal",
+        "newAccount",
+        "--password-file",
+        &pw,
+    ]);
+    let addr = addr.as_str().unwrap();
+    // Were 600 taken as the passphrase, this unlock would succeed.
+    let r = fails(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "unlockAccount",
+            addr,
+            "600",
+        ],
+        2,
+    );
+    assert_eq!(
+        r.stderr,
+        "error: personal_unlockAccount needs a passphrase: give --password-file FILE, or run on \
+a terminal to be prompted\n"
+    );
+    let wallets = ok(&["--endpoint", ipc(&n), "personal", "listWallets"]);
+    assert_eq!(wallets[0]["status"], json!("Locked"), "{wallets}");
+    assert_eq!(
+        ok(&[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "unlockAccount",
+            addr,
+            "600",
+            "--password-file",
+            &pw
+        ]),
+        json!(true)
+    );
+    // A passphrase typed among the arguments is refused before anything is sent, and not
+    // repeated.
+    for args in [
+        vec!["personal", "unlockAccount", addr, "hunter2", "600"],
+        vec!["personal", "newAccount", "hunter2"],
+        vec!["personal", "sign", "0x68", addr, "hunter2"],
+    ] {
+        let mut all = vec!["--endpoint", ipc(&n)];
+        all.extend(&args);
+        let r = fails(&all, 2);
+        assert!(
+            r.stderr.starts_with("error: too many arguments: personal_")
+                && r.stderr.contains("never taken from the command line")
+                && !r.stderr.contains("hunter2"),
+            "{args:?}: {r:?}"
+        );
+    }
+    assert_eq!(key_count(&n), 1);
+    // The help shows no passphrase among the arguments.
+    let r = ctl(&["personal", "unlockAccount", "--help"]);
+    assert!(
+        r.stdout
+            .contains("chainctl personal unlockAccount [OPTIONS] <address> [duration]"),
+        "{r:?}"
+    );
+}
+
+/// Key data given as `-` is read from standard input, without its line ending.
+#[test]
+fn key_data_from_standard_input() {
+    let n = node();
+    let dir = tempfile::tempdir().unwrap();
+    let pw = write(dir.path(), "pw", "old\n");
+    let key = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e";
+    let args = [
+        "--endpoint",
+        ipc(&n),
+        "personal",
+        "importRawKey",
+        "-",
+        "--password-file",
+        &pw,
+    ];
+    let r = ctl_stdin(&args, Some(&format!("{key}\n")));
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "\"0x819104a190255e0cedbdd9d5f59a557633d79db1\"\n", ""),
+        "{r:?}"
+    );
+    // The same key again: the node refuses the duplicate, so the key did arrive whole.
+    let r = ctl_stdin(&args, Some(&format!("{key}\r\n")));
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("account already exists"), "{r:?}");
+
+    let new_pw = write(dir.path(), "new", "new\n");
+    let wallet_key = "f8cc7c3813ad23817466b1802ee805ee417001fcce9376ab8728c92dd8ea0a6b0x000x819104a190255e0cedbdd9d5f59a557633d79db1";
+    let r = ctl_stdin(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "replaceRawKey",
+            "-",
+            "--password-file",
+            &pw,
+            "--password-file",
+            &new_pw,
+        ],
+        Some(wallet_key),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        ok(&[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "unlockAccount",
+            "0x819104a190255e0cedbdd9d5f59a557633d79db1",
+            "--password-file",
+            &new_pw
+        ]),
+        json!(true)
+    );
+    assert_eq!(key_count(&n), 1);
+}
+
+#[test]
+fn malformed_endpoints_are_bad_usage() {
+    for (endpoint, says) in [
+        (
+            "http://",
+            "error: endpoint http:// names no host: did you mean http://HOST:PORT?",
+        ),
+        ("ws://", "error: endpoint ws:// names no host"),
+        (
+            "http://127.0.0.1:notaport",
+            "error: endpoint http://127.0.0.1:notaport: the port must be a number from 1 to 65535",
+        ),
+        (
+            "localhost:8551",
+            "error: endpoint localhost:8551 is neither a URL nor an existing IPC socket path: \
+did you mean http://localhost:8551?",
+        ),
+        (
+            "wss://x",
+            "error: endpoint wss://x: TLS WebSocket endpoints (wss://) are not supported",
+        ),
+        (
+            "tcp://127.0.0.1:8551",
+            "error: endpoint tcp://127.0.0.1:8551: unknown scheme tcp://, did you mean \
+http://HOST:PORT?",
+        ),
+    ] {
+        for args in [
+            vec!["rpc", "modules"],
+            vec!["call", "rpc_modules"],
+            vec!["exec", "rpc.modules"],
+            vec!["attach"],
+        ] {
+            let mut all = vec!["--endpoint", endpoint];
+            all.extend(&args);
+            let r = fails(&all, 2);
+            assert!(
+                r.stderr.starts_with(says) && r.stderr.lines().count() == 1,
+                "{all:?}: {r:?}"
+            );
+        }
+    }
+}
+
+/// Console lines that nest too deep, or hold a bare word, are syntax errors (exit 2) found
+/// before connecting; the message does not repeat the word.
+#[test]
+fn exec_syntax_errors_are_bounded_and_discreet() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("none.ipc");
+    let nowhere = nowhere.to_str().unwrap();
+    let deep = format!("a.b({})", "[".repeat(20_000));
+    let r = fails(&["--endpoint", nowhere, "exec", &deep], 2);
+    assert_eq!(
+        r.stderr,
+        "error: syntax error at column 133: arrays and objects nest deeper than 128 levels\n"
+    );
+    let deep_objects = format!("a.b({})", "{x:".repeat(20_000));
+    fails(&["--endpoint", nowhere, "exec", &deep_objects], 2);
+    let deep_json = format!("[{}]", "[".repeat(20_000));
+    fails(
+        &["--endpoint", nowhere, "call", "rpc_modules", &deep_json],
+        2,
+    );
+
+    for line in [
+        "personal.unlockAccount('0x819104a190255e0cedbdd9d5f59a557633d79db1', hunter2, 600)",
+        "hunter2",
+        "personal.importRawKey(aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e)",
+    ] {
+        let r = fails(&["--endpoint", nowhere, "exec", line], 2);
+        assert!(
+            r.stderr.starts_with("error: syntax error at column ")
+                && !r.stderr.contains("hunter2")
+                && !r.stderr.contains("aebb68"),
+            "{line}: {r:?}"
+        );
     }
 }

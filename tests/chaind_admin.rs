@@ -1594,3 +1594,377 @@ fn keystore_is_shared_live_with_keytool() {
         json!(true)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// An endpoint stopped through itself
+
+/// Waits for a log line `<marker> url=<url>`.
+fn logged(node: &Node, marker: &str, url: &str) -> bool {
+    let line = format!("{marker} url={url}");
+    wait_until(5, || node.log_text().contains(&line))
+}
+
+#[test]
+fn http_and_ws_endpoints_stop_themselves() {
+    let mut n = Node::start(&args(
+        &args(HTTP, &["--rpcapi", "admin"]),
+        &args(WS, &["--wsapi", "admin"]),
+    ));
+    let http = n.http.clone().unwrap();
+    let ws_url = n.ws.clone().unwrap();
+    let mut c = ipc_of(&n);
+
+    // admin_stopHTTP over HTTP: answered on the connection that asked, then closed.
+    assert_eq!(
+        ok(http_call(&http, "admin_stopHTTP", json!([]))),
+        json!(true)
+    );
+    assert!(
+        logged(&n, "HTTP endpoint closed", &http),
+        "no `HTTP endpoint closed url={http}` line; log:\n{}",
+        n.log_text()
+    );
+    assert!(
+        !answers(&http),
+        "{http} still accepts connections after stopping itself"
+    );
+    assert_eq!(
+        err(c.call("admin_stopHTTP", json!([]))),
+        server_err("HTTP RPC not running")
+    );
+
+    // admin_stopWS over WebSocket: the answer, then the server's close.
+    let mut ws = ws_connect(&ws_url);
+    assert_eq!(ok(ws_call(&mut ws, "admin_stopWS", json!([]))), json!(true));
+    match ws.read() {
+        Ok(tungstenite::Message::Close(_)) | Err(_) => {}
+        Ok(m) => panic!("unexpected message after admin_stopWS: {m:?}"),
+    }
+    assert!(
+        logged(&n, "WebSocket endpoint closed", &ws_url),
+        "no `WebSocket endpoint closed url={ws_url}` line; log:\n{}",
+        n.log_text()
+    );
+    assert!(
+        !answers(&ws_url),
+        "{ws_url} still accepts connections after stopping itself"
+    );
+    assert_eq!(
+        err(c.call("admin_stopWS", json!([]))),
+        server_err("WebSocket RPC not running")
+    );
+
+    // The node goes on: IPC serves, both endpoints can be opened again.
+    assert_eq!(ok(c.call("net_version", json!([]))), json!("1000"));
+    assert_eq!(
+        ok(c.call("admin_startHTTP", json!(["127.0.0.1", 0, null, "admin"]))),
+        json!(true)
+    );
+    let again = nth_endpoint(&n, "HTTP endpoint opened", "http://", 1);
+    assert_eq!(
+        ok(http_call(&again, "admin_stopHTTP", json!([]))),
+        json!(true)
+    );
+    assert_eq!(
+        ok(c.call("admin_startWS", json!(["127.0.0.1", 0]))),
+        json!(true)
+    );
+    let ws_again = nth_endpoint(&n, "WebSocket endpoint opened", "ws://", 1);
+    assert!(answers(&ws_again));
+    assert!(
+        !n.log_text().contains("panicked"),
+        "a thread panicked; log:\n{}",
+        n.log_text()
+    );
+    let status = n.terminate(5).expect("chaind exits after SIGTERM");
+    assert_eq!(status.code(), Some(0), "log:\n{}", n.log_text());
+    assert!(!n.log_text().contains("panicked"), "{}", n.log_text());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Virtual hosts, CORS and WebSocket origins
+
+/// One HTTP/1.1 POST of `rpc_modules` with the given `Host` and extra headers: the status and
+/// the response head, lower-cased.
+fn post_with(url: &str, host: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#;
+    let mut s = TcpStream::connect(host_port(url)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut req = format!(
+        "POST / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    let head = resp.split("\r\n\r\n").next().unwrap_or("").to_lowercase();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, head)
+}
+
+/// The `Access-Control-Allow-Origin` value of a lower-cased response head.
+fn allow_origin(head: &str) -> Option<&str> {
+    head.lines()
+        .find_map(|l| l.strip_prefix("access-control-allow-origin:"))
+        .map(str::trim)
+}
+
+/// Checks an HTTP endpoint that allows the virtual host `good.example` and the CORS origin
+/// `http://good.example`.
+fn check_vhosts_and_cors(url: &str) {
+    let port = url.rsplit(':').next().unwrap();
+    let (status, head) = post_with(url, "evil.example", &[]);
+    assert_eq!(status, 403, "a Host outside --rpcvhosts: {head}");
+    let (status, _) = post_with(url, &format!("good.example:{port}"), &[]);
+    assert_eq!(status, 200);
+    // An IP address always passes (the reference's rule).
+    let (status, _) = post_with(url, &format!("127.0.0.1:{port}"), &[]);
+    assert_eq!(status, 200);
+    // localhost is not listed here, so it is refused like any other name.
+    let (status, _) = post_with(url, "localhost", &[]);
+    assert_eq!(status, 403);
+
+    let (status, head) = post_with(url, "good.example", &[("Origin", "http://good.example")]);
+    assert_eq!(status, 200);
+    assert_eq!(allow_origin(&head), Some("http://good.example"), "{head}");
+    let (status, head) = post_with(url, "good.example", &[("Origin", "http://evil.example")]);
+    assert_eq!(status, 200, "the call is served, without the CORS header");
+    assert_eq!(allow_origin(&head), None, "{head}");
+}
+
+/// Opens a WebSocket connection to `url` with the given `Origin`: the HTTP status of a
+/// refusal, or `None` when upgraded.
+fn ws_refusal(url: &str, origin: &str) -> Option<u16> {
+    use tungstenite::client::IntoClientRequest;
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut().insert("Origin", origin.parse().unwrap());
+    match tungstenite::connect(req) {
+        Ok(_) => None,
+        Err(tungstenite::Error::Http(resp)) => Some(resp.status().as_u16()),
+        Err(e) => panic!("connect {url} with Origin {origin}: {e}"),
+    }
+}
+
+#[test]
+fn vhosts_cors_and_origins_from_the_command_line() {
+    let n = Node::start(&args(
+        &args(
+            HTTP,
+            &[
+                "--rpcvhosts",
+                "good.example",
+                "--rpccorsdomain",
+                "http://good.example",
+            ],
+        ),
+        &args(WS, &["--wsorigins", "http://good.example"]),
+    ));
+    check_vhosts_and_cors(n.http.as_ref().unwrap());
+    let ws = n.ws.as_ref().unwrap();
+    assert_eq!(ws_refusal(ws, "http://evil.example"), Some(403));
+    assert_eq!(ws_refusal(ws, "http://localhost"), Some(403), "not listed");
+    assert_eq!(ws_refusal(ws, "http://GOOD.example"), None);
+
+    // Without --rpccorsdomain there is no CORS header at all.
+    let plain = Node::start(HTTP);
+    let (status, head) = post_with(
+        plain.http.as_ref().unwrap(),
+        "localhost",
+        &[("Origin", "http://localhost")],
+    );
+    assert_eq!(status, 200);
+    assert_eq!(allow_origin(&head), None, "{head}");
+}
+
+#[test]
+fn vhosts_cors_and_origins_of_admin_start() {
+    let n = Node::start(&[]);
+    let mut c = ipc_of(&n);
+    assert_eq!(
+        ok(c.call(
+            "admin_startHTTP",
+            json!(["127.0.0.1", 0, "http://good.example", null, "good.example"])
+        )),
+        json!(true)
+    );
+    check_vhosts_and_cors(&nth_endpoint(&n, "HTTP endpoint opened", "http://", 0));
+    assert_eq!(
+        ok(c.call(
+            "admin_startWS",
+            json!(["127.0.0.1", 0, "http://good.example"])
+        )),
+        json!(true)
+    );
+    let ws = nth_endpoint(&n, "WebSocket endpoint opened", "ws://", 0);
+    assert_eq!(ws_refusal(&ws, "http://evil.example"), Some(403));
+    assert_eq!(ws_refusal(&ws, "http://good.example"), None);
+}
+
+/// `admin_startHTTP` without `vhosts` allows the configured virtual hosts (`--rpcvhosts`), as
+/// the reference does, not a fixed `localhost`.
+#[test]
+fn admin_start_http_defaults_to_the_configured_vhosts() {
+    let n = Node::start(&["--rpcvhosts", "good.example"]);
+    let mut c = ipc_of(&n);
+    assert_eq!(
+        ok(c.call("admin_startHTTP", json!(["127.0.0.1", 0]))),
+        json!(true)
+    );
+    let url = nth_endpoint(&n, "HTTP endpoint opened", "http://", 0);
+    let (status, _) = post_with(&url, "good.example", &[]);
+    assert_eq!(status, 200);
+    let (status, head) = post_with(&url, "localhost", &[]);
+    assert_eq!(status, 403, "{head}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the node keeps its files, and flags checked at start-up
+
+#[test]
+fn ipcpath_bare_name_and_keystore_flag() {
+    let other = tempfile::tempdir().unwrap();
+    let ks = other.path().join("keys");
+    let n = Node::start(&["--ipcpath", "node.ipc", "--keystore", ks.to_str().unwrap()]);
+    // A bare file name goes into the data directory.
+    assert_eq!(
+        n.ipc.as_deref(),
+        Some(n.datadir.path().join("node.ipc").as_path()),
+        "log:\n{}",
+        n.log_text()
+    );
+    let mut c = ipc_of(&n);
+    let a = ok(c.call("personal_newAccount", json!(["pw"])));
+    let files = common::key_files(&ks);
+    assert_eq!(files.len(), 1, "the key file is written to --keystore");
+    assert!(files[0]
+        .to_string_lossy()
+        .ends_with(&a.as_str().unwrap()[2..]));
+    assert!(
+        !n.datadir.path().join("keystore").exists(),
+        "nothing is written to DATADIR/keystore"
+    );
+    let wallets = ok(c.call("personal_listWallets", json!([])));
+    assert_eq!(
+        wallets[0]["url"],
+        json!(format!("keystore://{}", files[0].display()))
+    );
+
+    // A path with a directory part is taken as it is.
+    let sock = other.path().join("elsewhere.ipc");
+    let n2 = Node::start(&["--ipcpath", sock.to_str().unwrap()]);
+    assert_eq!(n2.ipc.as_deref(), Some(sock.as_path()));
+    assert_eq!(
+        ok(ipc_of(&n2).call("net_version", json!([]))),
+        json!("1000")
+    );
+}
+
+#[test]
+fn subscription_limit_flag_must_be_positive() {
+    let dir = tempfile::tempdir().unwrap();
+    for v in ["0", "-1"] {
+        let flag = format!("--wsmaxsubscriptionperconn={v}");
+        let run = run_chaind(&[os("--datadir"), dir.path().as_os_str(), os(&flag)], 10);
+        assert_eq!(run.code, 2, "{v}: {run:?}");
+        assert!(run.stderr.contains("--wsmaxsubscriptionperconn"), "{run:?}");
+    }
+    assert!(!dir.path().join("LOCK").exists(), "the node did not start");
+}
+
+#[test]
+fn bad_value_in_the_config_file_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = write_file(
+        dir.path(),
+        "chaind.conf",
+        "# node\nRPC_ENABLE=1\nRPC_PORT=abc\n",
+    );
+    let dd = dir.path().join("dd");
+    let run = run_chaind(
+        &[
+            os("--datadir"),
+            dd.as_os_str(),
+            os("--config"),
+            conf.as_os_str(),
+        ],
+        10,
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    let want = format!("error: {}:3: RPC_PORT: invalid value 'abc'", conf.display());
+    assert!(run.stderr.starts_with(&want), "{run:?}");
+    assert!(!dd.exists(), "the node did not start");
+
+    // The same for a bad flag in ADDITIONAL and a bad duration.
+    let conf = write_file(
+        dir.path(),
+        "extra.conf",
+        "NETWORK_ID=7\nADDITIONAL=\"--state.trie-cache-save-period soon\"\n",
+    );
+    let run = run_chaind(
+        &[
+            os("--datadir"),
+            dd.as_os_str(),
+            os("--config"),
+            conf.as_os_str(),
+        ],
+        10,
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with(&format!("error: {}:2: ADDITIONAL: ", conf.display())),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("soon"), "{run:?}");
+}
+
+#[test]
+fn help_marks_the_flags_without_effect() {
+    let run = run_chaind(&[os("--help")], 10);
+    assert_eq!(run.code, 0, "{run:?}");
+    // Each option's entry: its line (indented less than its description), then the
+    // description's lines, joined.
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for line in run.stdout.lines() {
+        let indent = line.len() - line.trim_start().len();
+        if indent < 10 && line.trim_start().starts_with('-') {
+            entries.push((line.trim().to_string(), String::new()));
+        } else if let Some((_, text)) = entries.last_mut() {
+            text.push(' ');
+            text.push_str(line.trim());
+        }
+    }
+    for flag in [
+        "--port <PORT>",
+        "--chainid <N>",
+        "--nodekey <FILE>",
+        "--dev.period <SECONDS>",
+        "--state.trie-cache-limit <MB>",
+        "--state.trie-cache-save-period <DURATION>",
+        "--rpc.unsafe-debug.disable",
+    ] {
+        let (_, text) = entries
+            .iter()
+            .find(|(f, _)| f == flag)
+            .unwrap_or_else(|| panic!("{flag} missing from --help:\n{}", run.stdout));
+        assert!(
+            text.contains("(accepted for compatibility; no effect until"),
+            "{flag}:{text}"
+        );
+    }
+    let help = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("Port 0 for --rpcport and --wsport picks a free port"),
+        "--port 0 logs no address:\n{}",
+        run.stdout
+    );
+}

@@ -527,3 +527,90 @@ fn personal_over_websocket_when_listed() {
         json!(HELLO_SIG)
     );
 }
+
+#[test]
+fn unlock_duration_limit() {
+    let (_n, mut c) = node();
+    ok(c.call("personal_importRawKey", json!([KEY, "1234"])));
+    let too_large = server_err("unlock duration too large");
+    // Above the limit: the error, before the key file is looked at (so also with a wrong
+    // passphrase, and for an unknown account).
+    for secs in [json!(9_223_372_037u64), json!(u64::MAX)] {
+        assert_eq!(
+            err(c.call("personal_unlockAccount", json!([ADDR, "1234", secs]))),
+            too_large,
+            "{secs}"
+        );
+        assert_eq!(
+            err(c.call("personal_unlockAccount", json!([ADDR, "wrong", secs]))),
+            too_large
+        );
+        assert_eq!(
+            err(c.call(
+                "personal_unlockAccount",
+                json!(["0x0000000000000000000000000000000000000001", "x", secs])
+            )),
+            too_large
+        );
+    }
+    // Nothing was unlocked.
+    assert_eq!(
+        err(c.call("chain_sign", json!([ADDR, "0x68656c6c6f"]))),
+        server_err("authentication needed: password or unlock")
+    );
+    assert_eq!(
+        ok(c.call("personal_listWallets", json!([])))[0]["status"],
+        "Locked"
+    );
+    // Beyond u64 it is a decoding error, as any non-integer.
+    let (code, msg) = err(c.call(
+        "personal_unlockAccount",
+        json!([ADDR, "1234", 18_446_744_073_709_551_616f64]),
+    ));
+    assert_eq!(code, -32602, "{msg}");
+    // The limit itself is allowed.
+    assert_eq!(
+        ok(c.call(
+            "personal_unlockAccount",
+            json!([ADDR, "1234", 9_223_372_036u64])
+        )),
+        json!(true)
+    );
+    assert_eq!(
+        ok(c.call("chain_sign", json!([ADDR, "0x68656c6c6f"]))),
+        json!(HELLO_SIG)
+    );
+    // A refused unlock leaves an earlier one as it was.
+    assert_eq!(
+        err(c.call(
+            "personal_unlockAccount",
+            json!([ADDR, "1234", 9_223_372_037u64])
+        )),
+        too_large
+    );
+    assert_eq!(
+        ok(c.call("chain_sign", json!([ADDR, "0x68656c6c6f"]))),
+        json!(HELLO_SIG)
+    );
+}
+
+#[test]
+fn chain_sign_refuses_an_account_whose_key_file_is_gone() {
+    let (n, mut c) = node();
+    ok(c.call("personal_importRawKey", json!([KEY, "1234"])));
+    ok(c.call("personal_unlockAccount", json!([ADDR, "1234", 0])));
+    assert_eq!(
+        ok(c.call("chain_sign", json!([ADDR, "0x68656c6c6f"]))),
+        json!(HELLO_SIG)
+    );
+    let files = common::key_files(&n.keystore());
+    assert_eq!(files.len(), 1);
+    std::fs::remove_file(&files[0]).unwrap();
+    // The key is still in memory, but the account is no longer in the keystore.
+    assert_eq!(
+        err(c.call("chain_sign", json!([ADDR, "0x68656c6c6f"]))),
+        server_err("unknown account")
+    );
+    assert_eq!(ok(c.call("personal_listAccounts", json!([]))), json!([]));
+    assert_eq!(ok(c.call("chain_accounts", json!([]))), json!([]));
+}

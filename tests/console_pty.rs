@@ -1,6 +1,8 @@
 //! `chainctl attach` on a pseudo-terminal (openpty via libc), against a real `chaind`: results
 //! and errors, passphrases prompted without echo for `personal.newAccount()` and
-//! `personal.unlockAccount(addr, null, 600)`, tab completion, the history file, `exit`.
+//! `personal.unlockAccount(addr, null, 600)`, tab completion, the history file (no secrets, no
+//! unparsable lines), `exit`, `quit`, ctrl-c and ctrl-d. Also the terminal prompts of
+//! `chainctl MODULE METHOD` and of `chain-keytool`.
 
 mod common;
 
@@ -12,12 +14,18 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use common::Node;
+use common::{key_files, Ipc, Node};
+
+/// A raw key of the reference and its address.
+const KEY: &str = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e";
+const KEY_ADDRESS: &str = "0x819104a190255e0cedbdd9d5f59a557633d79db1";
+/// Another raw key.
+const OTHER_KEY: &str = "f8cc7c3813ad23817466b1802ee805ee417001fcce9376ab8728c92dd8ea0a6b";
 
 /// How long any expected output may take to appear.
 const WAIT: Duration = Duration::from_secs(30);
 
-/// `chainctl attach` on the slave side of a pty; killed when dropped.
+/// A program (`chainctl attach`, say) on the slave side of a pty; killed when dropped.
 struct Console {
     child: Child,
     master: File,
@@ -29,7 +37,13 @@ struct Console {
 }
 
 impl Console {
+    /// `chainctl ARGS...` on a new pty.
     fn spawn(args: &[&str], home: &std::path::Path) -> Console {
+        Console::spawn_program(env!("CARGO_BIN_EXE_chainctl"), args, home)
+    }
+
+    /// `program ARGS...` on a new pty, as the controlling terminal of a new session.
+    fn spawn_program(program: &str, args: &[&str], home: &std::path::Path) -> Console {
         let mut master_fd = -1;
         let mut slave_fd = -1;
         let size = libc::winsize {
@@ -53,7 +67,7 @@ impl Console {
         let (master, slave) =
             unsafe { (File::from_raw_fd(master_fd), OwnedFd::from_raw_fd(slave_fd)) };
         let stdio = |fd: &OwnedFd| Stdio::from(fd.try_clone().unwrap());
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_chainctl"));
+        let mut cmd = Command::new(program);
         cmd.args(args)
             .env("TERM", "xterm")
             .env("HOME", home)
@@ -70,7 +84,7 @@ impl Console {
                 Ok(())
             });
         }
-        let child = cmd.spawn().expect("spawn chainctl attach");
+        let child = cmd.spawn().expect("spawn the program on the pty");
         let output = Arc::new((Mutex::new(Vec::new()), Condvar::new()));
         let sink = output.clone();
         let mut reader = master.try_clone().unwrap();
@@ -269,4 +283,149 @@ fn end_of_input_leaves_the_console_and_history_goes_home() {
     assert_eq!(c.wait(), 0, "{}", c.screen());
     let history = std::fs::read_to_string(home.path().join(".chainctl_history")).unwrap();
     assert!(history.contains("personal.listAccounts"), "{history}");
+}
+
+/// The console keeps out of its history every line with a secret in it (a passphrase or raw
+/// key data) and every line that does not parse; ctrl-c, also after a completion attempt
+/// behind a multi-byte character, leaves the console running; `quit` ends it.
+#[test]
+fn history_holds_no_secret_and_no_unparsable_line() {
+    let node = Node::start(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let datadir = node.datadir.path().to_str().unwrap().to_string();
+    let mut c = Console::spawn(&["--datadir", &datadir, "attach"], home.path());
+    c.expect("Welcome to the chain console!");
+    c.line("rpc.modules");
+    c.expect("\"rpc\": \"1.0\"");
+
+    // Ctrl-C on an empty line: a new prompt, the console goes on.
+    c.expect("> ");
+    c.send("\x03");
+    c.line("admin.datadir");
+    c.expect(&format!("\"{datadir}\""));
+
+    // Tab right after a two-byte character, then ctrl-c to drop the line.
+    c.expect("> ");
+    c.send("personal.sign(\"\u{e9}\t");
+    c.send("\x03");
+    c.line("personal.listAccounts");
+    c.expect("[]");
+
+    // Raw key data, with the passphrase on the line and with it prompted for.
+    c.line(&format!("personal.importRawKey('{KEY}', 'pw')"));
+    c.expect(KEY_ADDRESS);
+    c.line(&format!("personal.importRawKey(\"{OTHER_KEY}\")"));
+    c.passphrase("Passphrase: ", "pty secret");
+    c.passphrase("Repeat passphrase: ", "pty secret");
+    c.expect("\"0x");
+    c.line("personal.replaceRawKey(\"0123\", null, null)");
+    c.passphrase("Old passphrase: ", "pty secret");
+    c.passphrase("New passphrase: ", "pty secret");
+    c.passphrase("Repeat passphrase: ", "pty secret");
+    c.expect("error -");
+
+    // Unparsable lines (a passphrase typed at the console's prompt, say).
+    c.line("hunter2");
+    c.expect("error: syntax error at column 8: ");
+    c.line("personal.unlockAccount(\"0x1\", hunter2");
+    c.expect("error: syntax error at column ");
+
+    c.line("quit");
+    assert_eq!(c.wait(), 0, "{}", c.screen());
+    let screen = c.screen();
+    assert!(!screen.contains("pty secret"), "{screen}");
+    assert_eq!(key_files(&node.keystore()).len(), 2);
+    let history = std::fs::read_to_string(node.datadir.path().join("chainctl_history")).unwrap();
+    assert_eq!(
+        history, "#V2\nrpc.modules\nadmin.datadir\npersonal.listAccounts\n",
+        "{history}"
+    );
+}
+
+/// `chainctl MODULE METHOD` on a terminal prompts for the passphrase, which no argument gives
+/// (`600` is the duration), and for key data given as `-`.
+#[test]
+fn method_commands_prompt_on_a_terminal() {
+    let node = Node::start(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let ipc_path = node.ipc.clone().unwrap();
+    let ipc = ipc_path.to_str().unwrap();
+    let mut rpc = Ipc::connect(&ipc_path);
+    common::ok(rpc.call("personal_importRawKey", serde_json::json!([KEY, "600"])));
+
+    let mut c = Console::spawn(
+        &[
+            "--endpoint",
+            ipc,
+            "personal",
+            "unlockAccount",
+            KEY_ADDRESS,
+            "600",
+        ],
+        home.path(),
+    );
+    c.passphrase("Passphrase: ", "600");
+    c.expect("true");
+    assert_eq!(c.wait(), 0, "{}", c.screen());
+    let wallets = common::ok(rpc.call("personal_listWallets", serde_json::json!([])));
+    assert_eq!(wallets[0]["status"], "Unlocked", "{wallets}");
+
+    let mut c = Console::spawn(
+        &["--endpoint", ipc, "personal", "importRawKey", "-"],
+        home.path(),
+    );
+    c.passphrase("Key data: ", OTHER_KEY);
+    c.passphrase("Passphrase: ", "pty secret");
+    c.passphrase("Repeat passphrase: ", "pty secret");
+    c.expect("\"0x");
+    assert_eq!(c.wait(), 0, "{}", c.screen());
+    let screen = c.screen();
+    assert!(
+        !screen.contains(OTHER_KEY) && !screen.contains("pty secret"),
+        "{screen}"
+    );
+    assert_eq!(key_files(&node.keystore()).len(), 2);
+}
+
+/// `chain-keytool new` asks for the passphrase twice; a different second answer is bad input.
+#[test]
+fn keytool_new_refuses_a_mismatched_confirmation() {
+    let home = tempfile::tempdir().unwrap();
+    let ks = home.path().join("keystore");
+    let ks = ks.to_str().unwrap();
+    let mut c = Console::spawn_program(
+        env!("CARGO_BIN_EXE_chain-keytool"),
+        &["--keystore", ks, "new", "--light"],
+        home.path(),
+    );
+    c.passphrase("Passphrase: ", "first secret");
+    c.passphrase("Repeat passphrase: ", "second secret");
+    c.expect("error: passphrases do not match");
+    assert_eq!(c.wait(), 2, "{}", c.screen());
+    assert!(!c.screen().contains("secret"), "{}", c.screen());
+    assert!(key_files(std::path::Path::new(ks)).is_empty());
+}
+
+/// `chain-keytool import-raw -` on a terminal prompts for the key data without echo.
+#[test]
+fn keytool_import_raw_prompts_for_key_data() {
+    let home = tempfile::tempdir().unwrap();
+    let ks = home.path().join("keystore");
+    let ks = ks.to_str().unwrap();
+    let mut c = Console::spawn_program(
+        env!("CARGO_BIN_EXE_chain-keytool"),
+        &["--keystore", ks, "import-raw", "--light", "-"],
+        home.path(),
+    );
+    c.passphrase("Key data: ", KEY);
+    c.passphrase("Passphrase: ", "pty secret");
+    c.passphrase("Repeat passphrase: ", "pty secret");
+    c.expect(&KEY_ADDRESS[2..]);
+    assert_eq!(c.wait(), 0, "{}", c.screen());
+    let screen = c.screen();
+    assert!(
+        !screen.contains(KEY) && !screen.contains("pty secret"),
+        "{screen}"
+    );
+    assert_eq!(key_files(std::path::Path::new(ks)).len(), 1);
 }

@@ -420,6 +420,99 @@ fn http_level_rules() {
     stop(server);
 }
 
+/// Head-level refusals, each answered without waiting for more input, and HEAD.
+#[test]
+fn head_limits_smuggling_and_head_requests() {
+    let server = start();
+    let addr = server.local_addr();
+    // A bad request line is refused as soon as it is read: no blank line is needed (the
+    // server would otherwise wait for the headers until its request timeout).
+    let mut c = Client::connect(addr);
+    c.send(b"nonsense\r\n");
+    c.reply()
+        .assert_text(400, "bad request: malformed request line\n");
+    // More than 1 MiB of headers.
+    let big = format!(
+        "POST / HTTP/1.1\r\nHost: localhost\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(1 << 20)
+    );
+    let mut c = Client::connect(addr);
+    c.send(big.as_bytes());
+    c.reply()
+        .assert_text(431, "request header fields too large\n");
+    // Both framings at once (request smuggling) and two Host headers.
+    exchange(
+        addr,
+        "POST / HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+    )
+    .assert_text(
+        400,
+        "bad request: both Transfer-Encoding and Content-Length\n",
+    );
+    exchange(
+        addr,
+        "GET / HTTP/1.1\r\nHost: localhost\r\nHost: other\r\n\r\n",
+    )
+    .assert_text(400, "bad request: too many Host headers\n");
+    // HEAD gets the head of the answer (its length included) and no body; the connection
+    // goes on with the next request.
+    let mut c = Client::connect(addr);
+    c.send(
+        post_request(ECHO, "")
+            .replacen("POST", "HEAD", 1)
+            .as_bytes(),
+    );
+    let status = c.read_line();
+    assert_eq!(status, "HTTP/1.1 200 OK\r\n");
+    let mut length = None;
+    loop {
+        let line = c.read_line();
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            length = Some(v.trim().to_string());
+        }
+    }
+    assert_eq!(length, Some(ECHO_REPLY.len().to_string()));
+    let r = c.exchange(&post_request(ECHO, ""));
+    assert_eq!((r.status, r.body.as_str()), (200, ECHO_REPLY));
+    stop(server);
+}
+
+/// Connections beyond the limit are answered 503 and closed; the others are served.
+#[test]
+fn connections_beyond_the_limit_are_refused() {
+    let server = start_with(|cfg, _| cfg.max_connections = 2);
+    let addr = server.local_addr();
+    let mut a = Client::connect(addr);
+    let mut b = Client::connect(addr);
+    // Both are being served (a request on each proves the server has taken them).
+    assert_eq!(a.exchange(&post_request(ECHO, "")).body, ECHO_REPLY);
+    assert_eq!(b.exchange(&post_request(ECHO, "")).body, ECHO_REPLY);
+    let mut c = Client::connect(addr);
+    c.reply().assert_text(503, "server busy\n");
+    assert!(c.closed());
+    drop(a);
+    // Once one is closed, a new connection is served again (the server notices the close
+    // when its thread reads end of stream).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut d = Client::connect(addr);
+        d.send(post_request(ECHO, "").as_bytes());
+        let r = d.reply();
+        if r.status == 200 {
+            assert_eq!(r.body, ECHO_REPLY);
+            break;
+        }
+        assert_eq!(r.status, 503);
+        assert!(std::time::Instant::now() < deadline, "never served again");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(b.exchange(&post_request(ECHO, "")).body, ECHO_REPLY);
+    stop(server);
+}
+
 /// Over the socket: a body is its first JSON value (what follows is ignored), a call whose
 /// members have the wrong types is an invalid request, brackets inside strings do not count
 /// towards the nesting limit, and result strings are escaped exactly when they need it.
@@ -455,6 +548,20 @@ fn bodies_results_and_nesting_over_http() {
             "{value:?}"
         );
     }
+    // A parameter the decoder refuses is an invalid argument, not a null.
+    let r = post(
+        addr,
+        r#"{"jsonrpc":"2.0","id":2,"method":"test_echo","params":[1e400]}"#,
+    );
+    let e = r.json()["error"].clone();
+    assert_eq!(e["code"], -32602, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid argument 0: "),
+        "{e}"
+    );
     // 300 opening brackets inside a string: not nesting.
     let brackets = "[".repeat(300);
     let r = post(

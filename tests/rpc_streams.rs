@@ -42,6 +42,17 @@ impl SubscriptionKind for Eager {
     }
 }
 
+/// A subscription kind that sends a notification and then fails: the subscribe call gets the
+/// error and the notification must never go out.
+struct Broken;
+
+impl SubscriptionKind for Broken {
+    fn subscribe(&self, _args: &Params, notifier: Notifier) -> Result<(), RpcError> {
+        notifier.notify(&json!("must not be seen"));
+        Err(RpcError::invalid_params("broken"))
+    }
+}
+
 struct Node {
     registry: Arc<Registry>,
     feed: Arc<Feed>,
@@ -65,6 +76,7 @@ fn node() -> Node {
     let feed = Feed::new();
     r.register_subscription("chain", "newHeads", Arc::new(FeedKind(feed.clone())));
     r.register_subscription("chain", "eager", Arc::new(Eager(feed.clone())));
+    r.register_subscription("chain", "broken", Arc::new(Broken));
     Node {
         registry: Arc::new(r),
         feed,
@@ -353,6 +365,46 @@ fn ws_syntax_error_is_answered_then_the_connection_closes() {
 }
 
 #[test]
+fn ws_over_deep_message_is_answered_then_the_connection_closes() {
+    let n = node();
+    let server = n.ws_default();
+    let dir = tempfile::tempdir().unwrap();
+    let ipc = n.ipc(&dir.path().join("chain.ipc")).unwrap();
+    let nested = |levels: usize| format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+    let too_deep = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"exceeded maximum nesting depth of 128\"}}\n";
+
+    let mut c = ws_connect(server.local_addr());
+    c.send(&nested(129));
+    assert_eq!(c.recv_text(), too_deep);
+    let frame = c.expect_closed().expect("a close frame");
+    assert_eq!(frame.code, CloseCode::Invalid);
+    // IPC answers the same text and closes too.
+    let mut i = ipc_connect(ipc.path());
+    i.send(&nested(129));
+    assert_eq!(i.line(), too_deep);
+    i.expect_eof();
+
+    // 128 levels are allowed: the object, `params`, and 126 arrays inside it.
+    let mut c = ws_connect(server.local_addr());
+    let deepest = |id: u64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"chain_echo","params":[{}]}}"#,
+            nested(126)
+        )
+    };
+    c.send(&deepest(1));
+    let want: Value = serde_json::from_str(&nested(126)).unwrap();
+    assert_eq!(c.recv()["result"], want);
+    // Only the first value of a message counts, for its depth too.
+    c.send(&format!("{} {}", deepest(2), nested(129)));
+    assert_eq!(c.recv()["id"], 2);
+    assert_eq!(c.call(3, "chain_echo", json!([3]))["result"], 3);
+    c.close();
+    server.stop();
+    ipc.stop();
+}
+
+#[test]
 fn ws_message_over_the_limit_closes_with_1009() {
     let n = node();
     let limits = Limits {
@@ -395,6 +447,16 @@ fn ws_origin_check() {
     // Not an upgrade request at all.
     let resp = raw_http(addr, &format!("GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n"));
     assert!(resp.starts_with("HTTP/1.1 400 "), "{resp}");
+    // An upgrade attempt with a method other than GET.
+    for method in ["POST", "PUT"] {
+        let request = upgrade_request(addr, None).replacen("GET ", &format!("{method} "), 1);
+        let resp = raw_http(addr, &request);
+        assert!(
+            resp.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"),
+            "{resp}"
+        );
+        assert_eq!(body(&resp), "Method Not Allowed");
+    }
     server.stop();
 
     // The defaults: http://localhost (and the host name); `*` allows any.
@@ -479,6 +541,14 @@ fn notifications(n: &Node, c: &mut dyn Client) {
     n.feed.publish(&json!({"number": "0x2"}));
     assert_eq!(c.call(6, "chain_echo", json!(["after"]))["result"], "after");
     assert_eq!(n.feed.subscriber_count(), 0);
+
+    // A subscribe that fails after its kind notified: only the error comes back (a stray
+    // notification would arrive before the next reply).
+    assert_eq!(
+        c.call(7, "chain_subscribe", json!(["broken"]))["error"],
+        json!({"code": -32602, "message": "broken"})
+    );
+    assert_eq!(c.call(8, "chain_echo", json!(["next"]))["result"], "next");
 }
 
 #[test]

@@ -24,8 +24,8 @@ pub struct EndpointRequest {
     /// CORS origins (HTTP) or allowed WebSocket origins (WS).
     pub origins: Vec<String>,
     pub apis: BTreeSet<String>,
-    /// Virtual hosts (HTTP only).
-    pub vhosts: Vec<String>,
+    /// Virtual hosts (HTTP only); `None`: the configured ones (`--rpcvhosts`).
+    pub vhosts: Option<Vec<String>>,
 }
 
 /// The node's control over its endpoints. Errors are the messages to return
@@ -44,7 +44,9 @@ pub struct AdminApi {
     limit: SubscriptionLimit,
 }
 
-fn list(s: &str) -> Vec<String> {
+/// The entries of a comma-separated list (`--rpccorsdomain`, `--rpcvhosts`, `--wsorigins`, the
+/// `cors`/`vhosts` arguments), trimmed, empty ones left out.
+pub(crate) fn split_list(s: &str) -> Vec<String> {
     s.split(',')
         .map(|x| x.trim().to_string())
         .filter(|x| !x.is_empty())
@@ -133,15 +135,13 @@ impl AdminApi {
             port: p.optional::<u16>(1)?.unwrap_or(port),
             origins: p
                 .optional::<String>(2)?
-                .map(|s| list(&s))
+                .map(|s| split_list(&s))
                 .unwrap_or_default(),
             apis: parse_module_list(&p.optional::<String>(3)?.unwrap_or_else(|| apis.into())),
             vhosts: if with_vhosts {
-                p.optional::<String>(4)?
-                    .map(|s| list(&s))
-                    .unwrap_or_else(|| vec!["localhost".into()])
+                p.optional::<String>(4)?.map(|s| split_list(&s))
             } else {
-                Vec::new()
+                None
             },
         })
     }

@@ -1,4 +1,5 @@
-//! `net`: the network id and whether peers can connect.
+//! `net`: the network id and whether peers can connect (never, until a peer-to-peer layer
+//! exists).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -15,7 +16,9 @@ pub struct NetApi {
 }
 
 impl NetApi {
-    /// `listening` is set by the peer-to-peer layer while it accepts connections.
+    /// `listening` is what `net_listening` answers. There is no peer-to-peer layer yet, so the
+    /// node passes a flag that stays false; a future listener would set it while it accepts
+    /// connections.
     pub fn new(network_id: u64, listening: Arc<AtomicBool>) -> NetApi {
         NetApi {
             network_id,

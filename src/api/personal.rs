@@ -9,11 +9,14 @@ use serde_json::{json, Value};
 
 use super::{hex0x, register};
 use crate::crypto::{self, Address};
-use crate::keystore::{keydata, unlock::Unlocked, Error as KsError, Keystore};
+use crate::keystore::{self, keydata, unlock::Unlocked, Error as KsError, Keystore};
 use crate::rpc::{Call, HexBytes, Params, Registry, RpcError, Transport};
 
 /// Default unlock duration, seconds.
 pub const DEFAULT_UNLOCK_SECS: u64 = 300;
+/// Longest unlock, seconds: the largest whole number of seconds whose nanoseconds fit in an
+/// i64 (the reference's limit); more is `unlock duration too large`.
+pub const MAX_UNLOCK_SECS: u64 = (i64::MAX as u64) / 1_000_000_000;
 
 /// The `personal` namespace.
 pub struct PersonalApi {
@@ -198,6 +201,7 @@ impl PersonalApi {
     }
 
     fn list_wallets(&self) -> Value {
+        let unlocked = self.unlocked.unlocked_addresses();
         let wallets: Vec<WalletJson> = self
             .keystore
             .accounts()
@@ -205,7 +209,7 @@ impl PersonalApi {
             .map(|a| {
                 let url = a.url();
                 WalletJson {
-                    status: if self.unlocked.is_unlocked(a.address) {
+                    status: if unlocked.contains(&a.address) {
                         "Unlocked"
                     } else {
                         "Locked"
@@ -262,6 +266,12 @@ impl PersonalApi {
     }
 
     /// `personal_unlockAccount(address, passphrase, duration?)`: true, or an error.
+    ///
+    /// A duration above [`MAX_UNLOCK_SECS`] is `unlock duration too large`, checked before
+    /// the key file is decrypted. When the account is locked while its key is being
+    /// decrypted (`personal_lockAccount`, `personal_replaceRawKey`), the unlock counts as
+    /// having happened just before that lock: the answer is `true` and the account stays
+    /// locked, so a key read from a since-replaced file is never kept.
     fn unlock_account(&self, call: &Call, p: &Params) -> Result<Value, RpcError> {
         if call.transport != Transport::Ipc && call.public_listener && !self.allow_insecure_unlock {
             return Err(RpcError::server(
@@ -271,11 +281,15 @@ impl PersonalApi {
         let address: Address = p.required(0)?;
         let pass = zeroize::Zeroizing::new(p.required::<String>(1)?);
         let secs: u64 = p.optional(2)?.unwrap_or(DEFAULT_UNLOCK_SECS);
+        if secs > MAX_UNLOCK_SECS {
+            return Err(RpcError::server("unlock duration too large"));
+        }
+        let pending = self.unlocked.begin(address);
         let key = self.keystore.load_key(address, &pass)?;
         let duration = (secs > 0).then(|| Duration::from_secs(secs));
         // A duration too far away for the clock is "until shutdown".
         let duration = duration.filter(|d| std::time::Instant::now().checked_add(*d).is_some());
-        self.unlocked.unlock(address, key, duration);
+        pending.finish(key, duration);
         Ok(Value::Bool(true))
     }
 
@@ -284,28 +298,30 @@ impl PersonalApi {
         let message: HexBytes = p.required(0)?;
         let address: Address = p.required(1)?;
         let pass = zeroize::Zeroizing::new(p.required::<String>(2)?);
-        if !self.keystore.contains(address) {
-            return Err(KsError::UnknownAccount.into());
-        }
-        let key = self.keystore.load_key(address, &pass)?;
+        // One look at the index: the account's file, or `unknown account`.
+        let path = self.keystore.find(address).map_err(|e| match e {
+            KsError::NoKey => KsError::UnknownAccount,
+            other => other,
+        })?;
+        let key = keystore::load_key_file(&path, address, &pass)?;
         Ok(hex0x(&crypto::sign_message(&key, &message.0)))
     }
 
-    /// `chain_sign(address, message)`: signs with an unlocked key. The key in memory is the
-    /// authority while the account is unlocked, so a signature costs no keystore look-up;
-    /// otherwise the error says whether the account exists.
+    /// `chain_sign(address, message)`: signs with an unlocked key. The account must still be
+    /// in the keystore (`unknown account` once its key file is gone, even while its key is
+    /// unlocked), then unlocked (`authentication needed: password or unlock`).
     fn chain_sign(&self, p: &Params) -> Result<Value, RpcError> {
         let address: Address = p.required(0)?;
         let message: HexBytes = p.required(1)?;
-        if let Some(key) = self.unlocked.key(address) {
-            return Ok(hex0x(&crypto::sign_message(&key, &message.0)));
-        }
         if !self.keystore.contains(address) {
             return Err(KsError::UnknownAccount.into());
         }
-        Err(RpcError::server(
-            "authentication needed: password or unlock",
-        ))
+        match self.unlocked.key(address) {
+            Some(key) => Ok(hex0x(&crypto::sign_message(&key, &message.0))),
+            None => Err(RpcError::server(
+                "authentication needed: password or unlock",
+            )),
+        }
     }
 }
 
@@ -321,6 +337,13 @@ fn ec_recover(p: &Params) -> Result<Value, RpcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unlock_limit_is_the_largest_second_count_in_i64_nanoseconds() {
+        assert_eq!(MAX_UNLOCK_SECS, 9_223_372_036);
+        assert!(i64::try_from(u128::from(MAX_UNLOCK_SECS) * 1_000_000_000).is_ok());
+        assert!(i64::try_from(u128::from(MAX_UNLOCK_SECS + 1) * 1_000_000_000).is_err());
+    }
 
     #[test]
     fn derivation_paths_follow_the_reference_rules() {

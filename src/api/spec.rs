@@ -68,7 +68,7 @@ pub static METHODS: &[MethodSpec] = &[
     m("personal_ecRecover", &[p("message", K::Bytes), p("signature", K::Bytes)], "The address that signed a message"),
     m(
         "personal_importRawKey",
-        &[p("keydata", K::String), p("passphrase", K::NewPassphrase)],
+        &[p("keydata", K::KeyData), p("passphrase", K::NewPassphrase)],
         "Import a raw private key; returns its address",
     ),
     m("personal_listAccounts", &[], "The addresses of the keystore, sorted by key-file URL"),
@@ -78,7 +78,7 @@ pub static METHODS: &[MethodSpec] = &[
     m("personal_openWallet", &[p("url", K::String), opt("passphrase", K::Passphrase)], "Open a wallet (a no-op for keystore wallets)"),
     m(
         "personal_replaceRawKey",
-        &[p("keydata", K::String), p("oldPassphrase", K::Passphrase), p("newPassphrase", K::NewPassphrase)],
+        &[p("keydata", K::KeyData), p("oldPassphrase", K::Passphrase), p("newPassphrase", K::NewPassphrase)],
         "Replace the key of an existing account",
     ),
     m("personal_sign", &[p("message", K::Bytes), p("account", K::Address), p("password", K::Passphrase)], "Sign a message with a key file"),

@@ -12,10 +12,17 @@ use crate::rpc::MethodSpec;
 /// partial module name, `module.method` once the word holds a dot. Words are made of ASCII
 /// letters, digits, `_` and `.`.
 pub fn candidates(methods: &[MethodSpec], line: &str, pos: usize) -> (usize, Vec<String>) {
-    let before = &line[..pos];
+    // `pos` is a byte offset; anything that is not a char boundary completes nothing.
+    let Some(before) = line.get(..pos) else {
+        return (pos, Vec::new());
+    };
+    // The word starts after the last character that cannot be part of it, which may take
+    // more than one byte (an `é` inside a string argument).
     let start = before
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let word = &before[start..];
     let mut out: Vec<String> = if word.contains('.') {
         methods
@@ -156,6 +163,28 @@ mod tests {
             (23, vec!["admin.".to_string()])
         );
         assert_eq!(candidates(TABLE, "rp x", 2), (0, vec!["rpc.".to_string()]));
+    }
+
+    #[test]
+    fn multibyte_characters_before_the_cursor() {
+        // The cursor right after a two-byte character: the word is empty and starts there.
+        let line = "personal.sign(\"\u{e9}";
+        assert_eq!(
+            candidates(TABLE, line, line.len()),
+            (line.len(), candidates(TABLE, "", 0).1)
+        );
+        let line = "personal.sign(\"\u{e9}\u{1f600}ad";
+        assert_eq!(
+            candidates(TABLE, line, line.len()),
+            (line.len() - 2, vec!["admin.".to_string()])
+        );
+        let line = "\u{e9}rp";
+        assert_eq!(
+            candidates(TABLE, line, line.len()),
+            (2, vec!["rpc.".to_string()])
+        );
+        // A position inside a character completes nothing instead of panicking.
+        assert_eq!(candidates(TABLE, "\u{e9}", 1), (1, vec![]));
     }
 
     #[test]

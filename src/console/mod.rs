@@ -7,7 +7,7 @@
 pub mod complete;
 pub mod parse;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -51,17 +51,12 @@ impl Passphrases {
     /// The next passphrase for `param`: the next unused file, else a prompt when stdin is a
     /// terminal (asked twice for a passphrase that will encrypt a key file).
     fn next(&mut self, param: &ParamSpec) -> Result<Zeroizing<String>, PassphraseError> {
-        if let Some(f) = self.files.get(self.used) {
+        let file = self.files.get(self.used);
+        if file.is_some() {
             self.used += 1;
-            return passphrase::from_file(f);
-        }
-        if !std::io::stdin().is_terminal() {
-            return Err(PassphraseError::NoTerminal {
-                flag: "--password-file",
-            });
         }
         passphrase::obtain(
-            None,
+            file.map(PathBuf::as_path),
             "--password-file",
             &prompt_text(param.name),
             param.kind == ParamKind::NewPassphrase,
@@ -116,8 +111,9 @@ pub fn fill_passphrases(
     Ok(())
 }
 
-/// Whether `call` carries a passphrase as a literal (such a line stays out of the history).
-fn carries_passphrase(call: &ConsoleCall) -> bool {
+/// Whether `call` carries a secret as a literal: a passphrase or raw key data that is not
+/// `null` (such a line stays out of the history).
+fn carries_secret(call: &ConsoleCall) -> bool {
     let Some(method) = spec::find(&call.rpc_method()) else {
         return false;
     };
@@ -125,7 +121,7 @@ fn carries_passphrase(call: &ConsoleCall) -> bool {
         .params
         .iter()
         .zip(&call.args)
-        .any(|(p, v)| p.kind.is_passphrase() && !v.is_null())
+        .any(|(p, v)| p.kind.is_secret() && !v.is_null())
 }
 
 /// Why a console line gave no result.
@@ -228,9 +224,9 @@ pub fn attach(
         if trimmed == "exit" || trimmed == "quit" {
             break;
         }
-        // Lines with a passphrase in them, and lines that do not parse (they might), are
-        // kept out of the history.
-        if parse_line(trimmed).is_ok_and(|c| !carries_passphrase(&c)) {
+        // Lines with a secret in them (a passphrase, key data), and lines that do not parse
+        // (they might hold one), are kept out of the history.
+        if parse_line(trimmed).is_ok_and(|c| !carries_secret(&c)) {
             let _ = editor.add_history_entry(trimmed);
         }
         match run_line(&mut client, trimmed, &mut source) {
@@ -355,21 +351,16 @@ mod tests {
     }
 
     #[test]
-    fn passphrase_lines_are_recognised() {
-        assert!(carries_passphrase(
-            &parse_line(r#"personal.unlockAccount("0x1", "pw")"#).unwrap()
-        ));
-        assert!(carries_passphrase(
-            &parse_line(r#"personal.newAccount("pw")"#).unwrap()
-        ));
-        assert!(!carries_passphrase(
-            &parse_line(r#"personal.unlockAccount("0x1", null, 5)"#).unwrap()
-        ));
-        assert!(!carries_passphrase(
-            &parse_line("personal.newAccount()").unwrap()
-        ));
-        assert!(!carries_passphrase(
-            &parse_line(r#"admin.startHTTP("pw")"#).unwrap()
-        ));
+    fn secret_lines_are_recognised() {
+        let secret = |line: &str| carries_secret(&parse_line(line).unwrap());
+        assert!(secret(r#"personal.unlockAccount("0x1", "pw")"#));
+        assert!(secret(r#"personal.newAccount("pw")"#));
+        assert!(secret("personal.importRawKey('aebb68')"));
+        assert!(secret("personal.importRawKey('aebb68', null)"));
+        assert!(secret("personal.replaceRawKey('aebb68', null, null)"));
+        assert!(!secret(r#"personal.unlockAccount("0x1", null, 5)"#));
+        assert!(!secret("personal.newAccount()"));
+        assert!(!secret("personal.importRawKey(null)"));
+        assert!(!secret(r#"admin.startHTTP("pw")"#));
     }
 }

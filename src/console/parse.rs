@@ -5,9 +5,15 @@
 //! Literals: strings in double or single quotes (escapes `\" \' \\ \/ \b \f \n \r \t \0 \xHH
 //! \uXXXX`), numbers (integers, decimals, exponents, a leading `-`, hexadecimal `0x..`),
 //! `true`, `false`, `null`, arrays and objects whose keys may be unquoted identifiers. Trailing
-//! commas and a final `;` are accepted, as JavaScript does.
+//! commas and a final `;` are accepted, as JavaScript does. Arrays and objects nest at most
+//! [`MAX_DEPTH`] deep, as in a request to the node.
+//!
+//! Error messages never repeat a bare word or number of the line: one typed where a quoted
+//! passphrase should go (or a passphrase typed at the console prompt) stays off the screen.
 
 use serde_json::{Map, Number, Value};
+
+use crate::rpc::server::MAX_DEPTH;
 
 /// A parsed console line.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,11 +44,12 @@ pub fn parse_line(line: &str) -> Result<ConsoleCall, SyntaxError> {
     let mut p = Parser {
         chars: line.chars().collect(),
         pos: 0,
+        depth: 0,
     };
     p.skip_ws();
     let module = p.ident("a module name, e.g. admin")?;
     if p.peek() != Some('.') {
-        return Err(p.error(format!("expected '.' and a method name after '{module}'")));
+        return Err(p.error("expected '.' and a method name after the module name"));
     }
     p.pos += 1;
     let method = p.ident("a method name")?;
@@ -75,6 +82,8 @@ pub fn parse_line(line: &str) -> Result<ConsoleCall, SyntaxError> {
 struct Parser {
     chars: Vec<char>,
     pos: usize,
+    /// How many arrays and objects enclose the current position.
+    depth: usize,
 }
 
 impl Parser {
@@ -149,13 +158,22 @@ impl Parser {
         match self.peek() {
             None => Err(self.error("unexpected end of line: expected a value")),
             Some('"') | Some('\'') => self.string().map(Value::String),
-            Some('[') => {
+            Some(open @ ('[' | '{')) => {
+                // The recursion below is bounded by the nesting limit, not by the stack.
+                if self.depth == MAX_DEPTH {
+                    return Err(self.error(format!(
+                        "arrays and objects nest deeper than {MAX_DEPTH} levels"
+                    )));
+                }
+                self.depth += 1;
                 self.pos += 1;
-                self.list(']', "a value or ']'").map(Value::Array)
-            }
-            Some('{') => {
-                self.pos += 1;
-                self.object()
+                let v = if open == '[' {
+                    self.list(']', "a value or ']'").map(Value::Array)
+                } else {
+                    self.object()
+                };
+                self.depth -= 1;
+                v
             }
             Some(c) if c == '-' || c.is_ascii_digit() || c == '.' => self.number(),
             Some(c) if c.is_ascii_alphabetic() || c == '_' || c == '$' => {
@@ -165,9 +183,11 @@ impl Parser {
                     "true" => Ok(Value::Bool(true)),
                     "false" => Ok(Value::Bool(false)),
                     "null" | "undefined" => Ok(Value::Null),
+                    // The word itself is not repeated: it may be a passphrase.
                     _ => Err(self.error_at(
                         start,
-                        format!("unknown name '{word}': strings need quotes, e.g. \"{word}\""),
+                        "a word without quotes: strings need quotes, e.g. \"text\" or 'text' \
+(the bare words are true, false and null)",
                     )),
                 }
             }
@@ -202,7 +222,7 @@ impl Parser {
             };
             self.skip_ws();
             if self.peek() != Some(':') {
-                return Err(self.error(format!("expected ':' after the key '{key}'")));
+                return Err(self.error("expected ':' after the key"));
             }
             self.pos += 1;
             let v = self.value()?;
@@ -349,23 +369,23 @@ impl Parser {
             int_ok && frac_ok && exp_ok
         };
         if !valid {
-            return Err(self.error_at(start, format!("malformed number '{text}'")));
+            return Err(self.error_at(start, "malformed number"));
         }
         if !body.contains(['.', 'e', 'E']) {
             return match body.parse::<u64>() {
                 Ok(v) => self.integer(negative, v, start),
                 Err(_) => Err(self.error_at(
                     start,
-                    format!("integer {text} is beyond 64 bits: give it as a string, e.g. \"0x..\""),
+                    "integer beyond 64 bits: give it as a string, e.g. \"0x..\"",
                 )),
             };
         }
         let f: f64 = text
             .parse()
-            .map_err(|_| self.error_at(start, format!("malformed number '{text}'")))?;
+            .map_err(|_| self.error_at(start, "malformed number"))?;
         Number::from_f64(f)
             .map(Value::Number)
-            .ok_or_else(|| self.error_at(start, format!("number {text} is out of range")))
+            .ok_or_else(|| self.error_at(start, "number out of range"))
     }
 
     fn integer(&self, negative: bool, v: u64, start: usize) -> Result<Value, SyntaxError> {
@@ -523,7 +543,51 @@ mod tests {
         assert_eq!(err("a.b('é' x)").column, 9);
         assert_eq!(
             e.to_string(),
-            "syntax error at column 21: unknown name 'abc': strings need quotes, e.g. \"abc\""
+            "syntax error at column 21: a word without quotes: strings need quotes, e.g. \"text\" \
+or 'text' (the bare words are true, false and null)"
+        );
+    }
+
+    #[test]
+    fn errors_never_repeat_bare_words_or_numbers() {
+        for (line, column) in [
+            ("personal.unlockAccount('0x1', hunter2)", 31),
+            ("hunter2", 8),
+            ("a.b({hunter2 1})", 14),
+            ("a.b(1234.5678.9012)", 5),
+            ("a.b(123456789012345678901234567890)", 5),
+            ("a.b(-123456789012345678901234567890)", 5),
+            ("a.b(1e99999)", 5),
+        ] {
+            let e = err(line);
+            assert_eq!(e.column, column, "{line}: {e}");
+            let text = e.to_string();
+            for secret in ["hunter2", "5678", "6789", "9999"] {
+                assert!(!text.contains(secret), "{line}: {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn nesting_is_limited() {
+        let nested = |n: usize, open: &str, close: &str| {
+            format!("a.b({}1{})", open.repeat(n), close.repeat(n))
+        };
+        assert_eq!(call(&nested(MAX_DEPTH, "[", "]")).args.len(), 1);
+        assert_eq!(call(&nested(MAX_DEPTH, "{x:", "}")).args.len(), 1);
+        let e = err(&nested(MAX_DEPTH + 1, "[", "]"));
+        assert_eq!(e.column, 5 + MAX_DEPTH, "{e}");
+        assert!(e.message.contains("nest deeper than 128 levels"), "{e}");
+        let e = err(&nested(MAX_DEPTH + 1, "{x:", "}"));
+        assert_eq!(e.column, 5 + 3 * MAX_DEPTH, "{e}");
+        // Far deeper than any stack would take, without closing brackets.
+        let e = err(&format!("a.b({})", "[".repeat(100_000)));
+        assert_eq!(e.column, 5 + MAX_DEPTH);
+        // Siblings do not add up.
+        let deep = "[".repeat(100) + &"]".repeat(100);
+        assert_eq!(
+            call(&format!("a.b({deep}, {deep}, [{deep}])")).args.len(),
+            3
         );
     }
 }

@@ -3,8 +3,15 @@
 //! A named thread ("unlock-expiry") sleeps until the earliest expiry and drops what is due;
 //! dropping a key zeroizes it. A later unlock of an address replaces the earlier one and its
 //! timer, whatever the durations.
+//!
+//! An unlock decrypts the key file (scrypt, about a second) before it can keep the key, and
+//! no lock is held across scrypt. So an unlock is done in two steps: [`Unlocked::begin`]
+//! before the decryption, [`PendingUnlock::finish`] after it. A [`Unlocked::lock`] of the
+//! address in between (`personal_lockAccount`, or `personal_replaceRawKey`, which locks
+//! after rewriting the key file) wins: the finishing unlock keeps nothing, so a key decrypted
+//! from a file that has since been replaced never lands in memory after the lock.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -17,10 +24,38 @@ struct Entry {
     expires: Option<Instant>,
 }
 
+impl Entry {
+    fn live(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|t| t > now)
+    }
+}
+
+/// The unlocks of one address that are between [`Unlocked::begin`] and their end.
+struct InFlight {
+    /// How many there are; the record is removed when the last one ends, so the table only
+    /// holds addresses being unlocked right now.
+    count: usize,
+    /// Bumped by every [`Unlocked::lock`] of the address.
+    generation: u64,
+}
+
 #[derive(Default)]
 struct State {
     keys: HashMap<Address, Entry>,
+    in_flight: HashMap<Address, InFlight>,
     stopping: bool,
+}
+
+impl State {
+    /// Ends one in-flight unlock of `address`.
+    fn end(&mut self, address: Address) {
+        if let Some(f) = self.in_flight.get_mut(&address) {
+            f.count -= 1;
+            if f.count == 0 {
+                self.in_flight.remove(&address);
+            }
+        }
+    }
 }
 
 struct Shared {
@@ -32,6 +67,51 @@ struct Shared {
 pub struct Unlocked {
     shared: Arc<Shared>,
     thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// An unlock between [`Unlocked::begin`] and [`PendingUnlock::finish`]. Dropping it without
+/// finishing (the decryption failed) ends it and keeps nothing.
+#[must_use = "an unlock keeps its key only through finish"]
+pub struct PendingUnlock<'a> {
+    unlocked: &'a Unlocked,
+    address: Address,
+    generation: u64,
+    ended: bool,
+}
+
+impl PendingUnlock<'_> {
+    /// Keeps `key` for `duration` (`None`: until shutdown), replacing (and zeroizing) any
+    /// earlier unlock of the address, unless the address was locked since [`Unlocked::begin`]
+    /// or the node is shutting down. Returns whether the key was kept; when it was not, the
+    /// key is zeroized here.
+    pub fn finish(mut self, key: SecretKey, duration: Option<Duration>) -> bool {
+        let expires = duration.map(|d| Instant::now() + d);
+        let mut st = self.unlocked.state();
+        let current = st.in_flight.get(&self.address).map(|f| f.generation);
+        let keep = !st.stopping && current == Some(self.generation);
+        st.end(self.address);
+        self.ended = true;
+        let old = if keep {
+            st.keys.insert(self.address, Entry { key, expires })
+        } else {
+            drop(key);
+            None
+        };
+        drop(st);
+        drop(old); // zeroized outside the lock
+        if keep {
+            self.unlocked.shared.wake.notify_all();
+        }
+        keep
+    }
+}
+
+impl Drop for PendingUnlock<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.unlocked.state().end(self.address);
+        }
+    }
 }
 
 impl Default for Unlocked {
@@ -62,35 +142,73 @@ impl Unlocked {
         self.shared.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Keeps `key` for `address` for `duration` (`None`: until shutdown), replacing (and
-    /// zeroizing) any earlier unlock of the address.
-    pub fn unlock(&self, address: Address, key: SecretKey, duration: Option<Duration>) {
-        let expires = duration.map(|d| Instant::now() + d);
-        let old = self.state().keys.insert(address, Entry { key, expires });
-        drop(old); // zeroized here, outside nothing slow
-        self.shared.wake.notify_all();
+    /// Starts an unlock of `address`; call it before decrypting the key, then
+    /// [`PendingUnlock::finish`] with the key.
+    pub fn begin(&self, address: Address) -> PendingUnlock<'_> {
+        let mut st = self.state();
+        let f = st.in_flight.entry(address).or_insert(InFlight {
+            count: 0,
+            generation: 0,
+        });
+        f.count += 1;
+        PendingUnlock {
+            unlocked: self,
+            address,
+            generation: f.generation,
+            ended: false,
+        }
     }
 
-    /// Drops the key of `address`; true when one was unlocked.
+    /// Keeps `key` for `address` for `duration` (`None`: until shutdown), replacing (and
+    /// zeroizing) any earlier unlock of the address. For a key already in hand; an unlock
+    /// that decrypts first goes through [`Unlocked::begin`]. Returns false (keeping nothing)
+    /// once the node is shutting down.
+    pub fn unlock(&self, address: Address, key: SecretKey, duration: Option<Duration>) -> bool {
+        self.begin(address).finish(key, duration)
+    }
+
+    /// Drops the key of `address`, and makes every unlock of it still in progress keep
+    /// nothing; true when a key was unlocked.
     pub fn lock(&self, address: Address) -> bool {
-        let old = self.state().keys.remove(&address);
+        let mut st = self.state();
+        if let Some(f) = st.in_flight.get_mut(&address) {
+            f.generation += 1;
+        }
+        let old = st.keys.remove(&address);
+        drop(st);
         old.is_some()
     }
 
     /// A copy of the unlocked key of `address` (in its own zeroizing buffer).
     pub fn key(&self, address: Address) -> Option<SecretKey> {
+        let now = Instant::now();
         let st = self.state();
         st.keys
             .get(&address)
-            .filter(|e| e.expires.is_none_or(|t| t > Instant::now()))
+            .filter(|e| e.live(now))
             .map(|e| e.key.clone())
     }
 
+    /// True while `address` has an unexpired unlocked key (nothing is copied).
     pub fn is_unlocked(&self, address: Address) -> bool {
-        self.key(address).is_some()
+        let now = Instant::now();
+        self.state().keys.get(&address).is_some_and(|e| e.live(now))
     }
 
-    /// Drops every key and stops the expiry thread. Called at shutdown.
+    /// The addresses that have an unexpired unlocked key, read under one lock (for listing
+    /// many accounts).
+    pub fn unlocked_addresses(&self) -> HashSet<Address> {
+        let now = Instant::now();
+        self.state()
+            .keys
+            .iter()
+            .filter(|(_, e)| e.live(now))
+            .map(|(a, _)| *a)
+            .collect()
+    }
+
+    /// Drops every key and stops the expiry thread; unlocks still in progress keep nothing.
+    /// Called at shutdown.
     pub fn shutdown(&self) {
         {
             let mut st = self.state();
@@ -117,7 +235,7 @@ fn expiry_loop(shared: &Shared) {
             return;
         }
         let now = Instant::now();
-        st.keys.retain(|_, e| e.expires.is_none_or(|t| t > now));
+        st.keys.retain(|_, e| e.live(now));
         let next = st.keys.values().filter_map(|e| e.expires).min();
         st = match next {
             Some(t) => {
@@ -140,23 +258,75 @@ mod tests {
         Address([b; 20])
     }
 
+    fn key(b: u8) -> SecretKey {
+        SecretKey::from_slice(&[b; 32]).unwrap()
+    }
+
     #[test]
     fn expiry_lock_and_replacement() {
         let u = Unlocked::new();
-        let k = SecretKey::from_slice(&[7u8; 32]).unwrap();
-        u.unlock(addr(1), k.clone(), Some(Duration::from_millis(100)));
-        u.unlock(addr(2), k.clone(), None);
+        let k = key(7);
+        assert!(u.unlock(addr(1), k.clone(), Some(Duration::from_millis(100))));
+        assert!(u.unlock(addr(2), k.clone(), None));
         assert!(u.is_unlocked(addr(1)));
         std::thread::sleep(Duration::from_millis(250));
         assert!(!u.is_unlocked(addr(1)), "expired");
         assert!(u.is_unlocked(addr(2)));
         // A later, shorter unlock replaces an unlimited one.
-        u.unlock(addr(2), k.clone(), Some(Duration::from_millis(100)));
+        assert!(u.unlock(addr(2), k.clone(), Some(Duration::from_millis(100))));
         std::thread::sleep(Duration::from_millis(250));
         assert!(!u.is_unlocked(addr(2)));
-        u.unlock(addr(3), k, None);
+        assert!(u.unlock(addr(3), k, None));
         assert!(u.lock(addr(3)));
         assert!(!u.lock(addr(3)));
         u.shutdown();
+    }
+
+    #[test]
+    fn a_lock_during_an_unlock_wins() {
+        let u = Unlocked::new();
+        // The unlock has read the old key file and is in scrypt when the account is
+        // locked (personal_replaceRawKey has rewritten the file): the old key is not kept.
+        let pending = u.begin(addr(1));
+        assert!(!u.lock(addr(1)));
+        assert!(!pending.finish(key(1), None));
+        assert!(!u.is_unlocked(addr(1)));
+        assert!(u.key(addr(1)).is_none());
+
+        // A lock of another address, or one before the unlock began, changes nothing.
+        assert!(!u.lock(addr(2)));
+        let pending = u.begin(addr(2));
+        assert!(!u.lock(addr(3)));
+        assert!(pending.finish(key(2), None));
+        assert!(u.is_unlocked(addr(2)));
+
+        // Two unlocks in flight: a lock in between cancels both; a later one is unaffected.
+        let a = u.begin(addr(4));
+        let b = u.begin(addr(4));
+        u.lock(addr(4));
+        let c = u.begin(addr(4));
+        assert!(!a.finish(key(4), None));
+        assert!(!b.finish(key(4), None));
+        assert!(c.finish(key(5), None));
+        assert!(u.is_unlocked(addr(4)));
+
+        // An abandoned unlock (wrong passphrase) leaves no record behind.
+        drop(u.begin(addr(6)));
+        assert!(u.state().in_flight.is_empty(), "records are removed");
+
+        // After shutdown nothing is kept.
+        let pending = u.begin(addr(7));
+        u.shutdown();
+        assert!(!pending.finish(key(7), None));
+        assert!(!u.is_unlocked(addr(7)));
+    }
+
+    #[test]
+    fn listing_reads_the_live_set_once() {
+        let u = Unlocked::new();
+        u.unlock(addr(1), key(1), None);
+        u.unlock(addr(2), key(2), Some(Duration::from_millis(1)));
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(u.unlocked_addresses(), HashSet::from([addr(1)]));
     }
 }

@@ -3,6 +3,7 @@
 //! later occurrence of a flag override an earlier one, so the command line wins.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 
@@ -17,9 +18,11 @@ use clap::{CommandFactory, Parser};
     args_override_self = true
 )]
 #[command(
-    after_help = "Port 0 for --rpcport, --wsport and --port picks a free port; the chosen \
-address is logged on one line, e.g. `HTTP endpoint opened url=http://127.0.0.1:PORT`, \
-`WebSocket endpoint opened url=ws://127.0.0.1:PORT`, `IPC endpoint opened url=PATH`."
+    after_help = "Port 0 for --rpcport and --wsport picks a free port; the chosen address is \
+logged on one line, e.g. `HTTP endpoint opened url=http://127.0.0.1:PORT`, \
+`WebSocket endpoint opened url=ws://127.0.0.1:PORT`, `IPC endpoint opened url=PATH`. \
+Flags marked \"accepted for compatibility\" are parsed and checked but change nothing yet: \
+this node has no peer-to-peer layer, chain, state trie or debug module."
 )]
 pub struct Config {
     /// Data directory: databases, the keystore, the node key, the IPC socket [default: the
@@ -74,8 +77,14 @@ pub struct Config {
     /// and http://<hostname>)
     #[arg(long, value_name = "LIST", default_value = "")]
     pub wsorigins: String,
-    /// Most subscriptions per WebSocket or IPC connection (admin_setMaxSubscriptionPerWSConn)
-    #[arg(long, value_name = "N", default_value_t = 3000)]
+    /// Most subscriptions per WebSocket or IPC connection, at least 1
+    /// (admin_setMaxSubscriptionPerWSConn changes it at run time)
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 3000,
+        value_parser = clap::value_parser!(i32).range(1..)
+    )]
     pub wsmaxsubscriptionperconn: i32,
 
     /// IPC socket path; a bare file name is placed in the data directory [default:
@@ -86,16 +95,18 @@ pub struct Config {
     #[arg(long)]
     pub ipcdisable: bool,
 
-    /// P2P listening port (0 = any free port)
+    /// P2P listening port (accepted for compatibility; no effect until the peer-to-peer layer
+    /// exists: nothing listens on it)
     #[arg(long, value_name = "PORT", default_value_t = 32323)]
     pub port: u16,
-    /// Network id
+    /// Network id (answered by net_version)
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub networkid: u64,
-    /// Chain id
+    /// Chain id (accepted for compatibility; no effect until the chain exists)
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub chainid: u64,
-    /// Node private key file (created when absent) [default: DATADIR/nodekey]
+    /// Node private key file (accepted for compatibility; no effect until the peer-to-peer
+    /// layer exists: no key is read or created)
     #[arg(long, value_name = "FILE")]
     pub nodekey: Option<PathBuf>,
 
@@ -103,34 +114,84 @@ pub struct Config {
     /// developer account whose passphrase is the empty string
     #[arg(long)]
     pub dev: bool,
-    /// With --dev: seal at most every N seconds (0 = as soon as transactions are pending)
+    /// With --dev: seal at most every N seconds, 0 = as soon as transactions are pending
+    /// (accepted for compatibility; no effect until block sealing exists)
     #[arg(long = "dev.period", value_name = "SECONDS", default_value_t = 0)]
     pub dev_period: u64,
-    /// Size of the in-memory trie-node cache in MB; 0 disables it
+    /// Size of the in-memory trie-node cache in MB, 0 disables it (accepted for
+    /// compatibility; no effect until the state trie and its cache exist)
     #[arg(
         long = "state.trie-cache-limit",
         value_name = "MB",
         default_value_t = 512
     )]
     pub trie_cache_limit: u64,
-    /// Also save the trie-node cache periodically (e.g. 1h); 0 = never
+    /// Also save the trie-node cache periodically, e.g. 1h or 1h30m; 0 = never (accepted for
+    /// compatibility; no effect until the state trie and its cache exist)
     #[arg(
         long = "state.trie-cache-save-period",
         value_name = "DURATION",
-        default_value = "0"
+        default_value = "0",
+        value_parser = parse_duration
     )]
-    pub trie_cache_save_period: String,
+    pub trie_cache_save_period: Duration,
 
     /// Allow personal_unlockAccount through an HTTP or WebSocket endpoint that listens on a
     /// non-loopback address
     #[arg(long)]
     pub allow_insecure_unlock: bool,
-    /// Restrict the debug module to its safe subset
+    /// Restrict the debug module to its safe subset (accepted for compatibility; no effect
+    /// until the debug module exists)
     #[arg(long = "rpc.unsafe-debug.disable")]
     pub unsafe_debug_disable: bool,
     /// Log level: 0 silent, 1 error, 2 warn, 3 info, 4 debug, 5 trace
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=5))]
     pub verbosity: u8,
+}
+
+/// A duration as the reference's flags take it: `0`, or one or more decimal numbers (a
+/// fraction allowed), each with a unit `ns`, `us` (or `µs`), `ms`, `s`, `m` or `h`, as in
+/// `1h`, `1h30m`, `1.5s`. No sign.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid duration {s:?}: use e.g. 0, 90s, 30m, 1h or 1h30m");
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let mut rest = s;
+    let mut nanos: f64 = 0.0;
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        let (num, tail) = rest.split_at(num_len);
+        if num.is_empty() || num == "." || num.matches('.').count() > 1 {
+            return Err(bad());
+        }
+        let value: f64 = num.parse().map_err(|_| bad())?;
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_len);
+        let scale = match unit {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return Err(bad()),
+        };
+        nanos += value * scale;
+        rest = tail;
+    }
+    // The reference's durations are signed 64-bit nanosecond counts.
+    if nanos > i64::MAX as f64 {
+        return Err(format!("invalid duration {s:?}: too large"));
+    }
+    Ok(Duration::from_nanos(nanos.round() as u64))
 }
 
 /// A configuration-file problem, with its line number.
@@ -299,6 +360,15 @@ pub fn config_file_args(path: &Path) -> Result<Vec<String>, ConfigError> {
                 })
             }
         };
+        // A bad value is reported against its line here: left to the final parse, clap would
+        // name only the flag the line turned into.
+        if let Err(message) = check_flags(&push) {
+            return Err(ConfigError::Syntax {
+                path: path.into(),
+                line: *line,
+                message: format!("{key}: {message}"),
+            });
+        }
         args.append(&mut push);
     }
     if rpc {
@@ -308,6 +378,25 @@ pub fn config_file_args(path: &Path) -> Result<Vec<String>, ConfigError> {
         args.insert(0, "--ws".into());
     }
     Ok(args)
+}
+
+/// Parses `args` (the flags of one configuration line) on their own: clap's error message,
+/// without its `error: ` prefix and usage hint, when they do not parse. `--help` and
+/// `--version` pass; the real parse acts on them.
+fn check_flags(args: &[String]) -> Result<(), String> {
+    if args.is_empty() {
+        return Ok(());
+    }
+    let argv = std::iter::once("chaind".to_string()).chain(args.iter().cloned());
+    match Config::command().try_get_matches_from(argv) {
+        Ok(_) => Ok(()),
+        Err(e) if !e.use_stderr() => Ok(()),
+        Err(e) => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            Err(first.strip_prefix("error: ").unwrap_or(first).to_string())
+        }
+    }
 }
 
 /// The text before an unquoted `#`.
@@ -328,8 +417,8 @@ fn strip_comment(s: &str) -> &str {
 
 impl Config {
     /// Parses the process's arguments, with the `--config` file's settings placed before
-    /// them. Exits with clap's usage error (code 2) on bad flags, and with code 2 on a bad
-    /// configuration file.
+    /// them. Exits with clap's usage error (code 2) on bad flags, and with code 2 and
+    /// `error: <file>:<line>: ...` on a bad configuration file (a bad value included).
     pub fn from_args() -> Config {
         let argv: Vec<String> = std::env::args().collect();
         match Config::from_argv(&argv) {
@@ -421,5 +510,82 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("cannot read configuration file "));
+    }
+
+    #[test]
+    fn bad_values_in_the_file_name_their_line() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("chaind.conf");
+        std::fs::write(&f, "# node\nRPC_ENABLE=1\nRPC_PORT=abc\n").unwrap();
+        let e = config_file_args(&f).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{}:3: RPC_PORT: invalid value 'abc' for '--rpcport",
+                f.display()
+            )),
+            "{e}"
+        );
+        assert!(!e.contains('\n') && !e.contains("error:"), "{e:?}");
+        std::fs::write(&f, "ADDITIONAL=\"--verbosity 4 --nosuchflag\"\n").unwrap();
+        let e = config_file_args(&f).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{}:1: ADDITIONAL: ", f.display())),
+            "{e}"
+        );
+        assert!(e.contains("--nosuchflag"), "{e}");
+        // A setting that does not count (RPC_ENABLE is not 1) is not checked either, as the
+        // reference's launcher drops it.
+        std::fs::write(&f, "RPC_PORT=abc\nWS_PORT=1\n").unwrap();
+        assert!(config_file_args(&f).unwrap().is_empty());
+    }
+
+    #[test]
+    fn durations_as_the_reference_writes_them() {
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("3us"), Ok(Duration::from_micros(3)));
+        for bad in [
+            "",
+            "10",
+            "-1h",
+            "h",
+            "1x",
+            "1.2.3s",
+            "1h 30m",
+            ".s",
+            "1e3s",
+            "9999999999h",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    fn try_parse(args: &[&str]) -> Result<Config, clap::Error> {
+        Config::try_parse_from(std::iter::once("chaind").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn flag_values_are_checked() {
+        assert_eq!(try_parse(&[]).unwrap().wsmaxsubscriptionperconn, 3000);
+        assert_eq!(
+            try_parse(&["--wsmaxsubscriptionperconn", "1"])
+                .unwrap()
+                .wsmaxsubscriptionperconn,
+            1
+        );
+        for v in ["0", "-1"] {
+            let e = try_parse(&[&format!("--wsmaxsubscriptionperconn={v}")]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{v}");
+        }
+        assert_eq!(
+            try_parse(&["--state.trie-cache-save-period", "2h"])
+                .unwrap()
+                .trie_cache_save_period,
+            Duration::from_secs(7200)
+        );
+        assert!(try_parse(&["--state.trie-cache-save-period", "soon"]).is_err());
     }
 }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 pub use config::Config;
 
-use crate::api::admin::{AdminApi, EndpointRequest, Endpoints};
+use crate::api::admin::{split_list, AdminApi, EndpointRequest, Endpoints};
 use crate::api::chain::ChainFeeds;
 use crate::api::net::NetApi;
 use crate::api::personal::PersonalApi;
@@ -55,8 +55,19 @@ pub struct EndpointSet {
     http: Mutex<Option<Running>>,
     ws: Mutex<Option<Running>>,
     ipc: Mutex<Option<Box<dyn Endpoint>>>,
-    /// Default HTTP settings a start takes when the request does not override them.
-    http_workers: usize,
+    /// The configured virtual hosts (`--rpcvhosts`): what `admin_startHTTP` allows when its
+    /// `vhosts` argument is omitted, as in the reference.
+    vhosts: Vec<String>,
+}
+
+/// Whether an HTTP or WebSocket endpoint on `host:port` can be reached from other machines,
+/// which arms the unlock guard of DECISIONS.md: true unless the address it binds is a
+/// loopback address (`localhost`, `127.0.0.0/8`, `[::1]`). The unspecified addresses
+/// (`0.0.0.0`, `::`) listen on every interface, so they count as public. Fails when the host
+/// does not resolve.
+pub(crate) fn listens_publicly(host: &str, port: u16) -> Result<bool, String> {
+    let addr = bind_address(host, port).map_err(|e| e.to_string())?;
+    Ok(!addr.ip().is_loopback())
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -64,13 +75,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl EndpointSet {
-    fn new() -> EndpointSet {
+    fn new(vhosts: Vec<String>) -> EndpointSet {
         EndpointSet {
             registry: OnceLock::new(),
             http: Mutex::new(None),
             ws: Mutex::new(None),
             ipc: Mutex::new(None),
-            http_workers: HttpConfig::new("", 0).workers,
+            vhosts,
         }
     }
 
@@ -90,10 +101,7 @@ impl EndpointSet {
     ) -> Result<Dispatcher, String> {
         let public = match transport {
             Transport::Ipc => false,
-            _ => !bind_address(host, port)
-                .map_err(|e| e.to_string())?
-                .ip()
-                .is_loopback(),
+            _ => listens_publicly(host, port)?,
         };
         Ok(Dispatcher::new(
             self.registry(),
@@ -133,12 +141,10 @@ impl EndpointSet {
 
 impl Endpoints for EndpointSet {
     fn start_http(&self, req: EndpointRequest) -> Result<(), String> {
-        let workers = self.http_workers;
         self.start(&self.http, "HTTP", Transport::Http, req, |req, d| {
             let mut cfg = HttpConfig::new(req.host.clone(), req.port);
             cfg.cors = req.origins.clone();
-            cfg.vhosts = req.vhosts.clone();
-            cfg.workers = workers;
+            cfg.vhosts = req.vhosts.clone().unwrap_or_else(|| self.vhosts.clone());
             Ok(Box::new(HttpServer::start(&cfg, d)?))
         })
     }
@@ -252,7 +258,7 @@ impl Node {
         let unlocked = Arc::new(Unlocked::new());
         let limit = SubscriptionLimit::default();
         limit.set(i64::from(cfg.wsmaxsubscriptionperconn));
-        let endpoints = Arc::new(EndpointSet::new());
+        let endpoints = Arc::new(EndpointSet::new(split_list(&cfg.rpcvhosts)));
         let feeds = ChainFeeds::default();
         let mut registry = Registry::new(limit.clone());
         Arc::new(PersonalApi::new(
@@ -299,9 +305,9 @@ impl Node {
             let req = EndpointRequest {
                 host: cfg.rpcaddr.clone(),
                 port: cfg.rpcport,
-                origins: list(&cfg.rpccorsdomain),
+                origins: split_list(&cfg.rpccorsdomain),
                 apis: parse_module_list(&cfg.rpcapi),
-                vhosts: list(&cfg.rpcvhosts),
+                vhosts: None,
             };
             self.endpoints.start_http(req)?;
         }
@@ -309,9 +315,9 @@ impl Node {
             let req = EndpointRequest {
                 host: cfg.wsaddr.clone(),
                 port: cfg.wsport,
-                origins: list(&cfg.wsorigins),
+                origins: split_list(&cfg.wsorigins),
                 apis: parse_module_list(&cfg.wsapi),
-                vhosts: Vec::new(),
+                vhosts: None,
             };
             self.endpoints.start_ws(req)?;
         }
@@ -324,13 +330,6 @@ impl Node {
         self.unlocked.shutdown();
         log::info("Node stopped", &[]);
     }
-}
-
-fn list(s: &str) -> Vec<String> {
-    s.split(',')
-        .map(|x| x.trim().to_string())
-        .filter(|x| !x.is_empty())
-        .collect()
 }
 
 fn take_datadir_lock(datadir: &Path) -> Result<File, StartError> {
@@ -410,4 +409,78 @@ pub fn run(cfg: Config) -> i32 {
     log::info("Shutting down", &[("signal", &format!("{sig:?}"))]);
     node.stop();
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_listeners_are_private_and_every_other_one_public() {
+        for host in [
+            "localhost",
+            "LocalHost",
+            "127.0.0.1",
+            "127.0.0.2",
+            "[::1]",
+            "::1",
+        ] {
+            assert_eq!(listens_publicly(host, 0), Ok(false), "{host}");
+        }
+        for host in [
+            "0.0.0.0",
+            "::",
+            "[::]",
+            "192.168.1.10",
+            "10.0.0.1",
+            "[fe80::1]",
+        ] {
+            assert_eq!(listens_publicly(host, 8551), Ok(true), "{host}");
+        }
+        // An IPv4-mapped loopback address is not taken for loopback: the guard errs on the
+        // safe side.
+        assert_eq!(listens_publicly("::ffff:127.0.0.1", 0), Ok(true));
+        assert!(listens_publicly("no such host.invalid", 0).is_err());
+    }
+
+    fn cfg(args: &[&str]) -> Config {
+        let argv: Vec<String> = std::iter::once("chaind")
+            .chain(args.iter().copied())
+            .map(str::to_string)
+            .collect();
+        Config::from_argv(&argv).unwrap()
+    }
+
+    #[test]
+    fn a_bare_ipc_file_name_goes_into_the_datadir() {
+        let dd = Path::new("/data/node");
+        assert_eq!(ipc_path(&cfg(&[]), dd), dd.join("chaind.ipc"));
+        assert_eq!(
+            ipc_path(&cfg(&["--ipcpath", "my.ipc"]), dd),
+            dd.join("my.ipc")
+        );
+        // Anything with a directory part is taken as given (relative to the working
+        // directory when relative).
+        assert_eq!(
+            ipc_path(&cfg(&["--ipcpath", "run/my.ipc"]), dd),
+            PathBuf::from("run/my.ipc")
+        );
+        assert_eq!(
+            ipc_path(&cfg(&["--ipcpath", "./my.ipc"]), dd),
+            PathBuf::from("./my.ipc")
+        );
+        assert_eq!(
+            ipc_path(&cfg(&["--ipcpath", "/tmp/x/my.ipc"]), dd),
+            PathBuf::from("/tmp/x/my.ipc")
+        );
+    }
+
+    #[test]
+    fn comma_lists_are_trimmed_and_drop_empty_entries() {
+        assert_eq!(
+            split_list(" http://a , ,http://b,"),
+            vec!["http://a", "http://b"]
+        );
+        assert!(split_list("").is_empty());
+    }
 }

@@ -10,7 +10,7 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use zeroize::{Zeroize, Zeroizing};
 
 /// How long a connection attempt may take before the node counts as unreachable.
@@ -168,13 +168,16 @@ impl Client {
     /// [`ClientError::Rpc`] when the node answers an error object, with
     /// [`ClientError::Unreachable`] when the node cannot be reached or the connection breaks,
     /// and with [`ClientError::Protocol`] when the answer is not a JSON-RPC response.
+    ///
+    /// `params` may hold passphrases. The strings in `params` and the request text are
+    /// zeroized once sent, and so is the WebSocket message buffer. Copies made beyond this
+    /// client's reach are not: the masked frame tungstenite keeps in its write buffer, the
+    /// buffers ureq copies an HTTP body through (and the TLS ones for `https://`), and the
+    /// kernel's socket buffers.
     pub fn call(&mut self, method: &str, params: Vec<Value>) -> Result<Value, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
-        let mut envelope = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        // Params may hold passphrases: wipe every copy this client makes once it is sent.
-        let request = Zeroizing::new(envelope.to_string());
-        wipe(&mut envelope);
+        let request = request_text(id, method, params);
         if self.transport.is_none() {
             self.transport = Some(self.open()?);
         }
@@ -248,9 +251,7 @@ impl Client {
 
     fn send(&mut self, text: &str) -> Result<(), ClientError> {
         let result = match self.transport.as_mut() {
-            Some(Transport::Ws(ws)) => ws
-                .send(tungstenite::Message::text(text))
-                .map_err(|e| e.to_string()),
+            Some(Transport::Ws(ws)) => ws_send_wiped(ws, text).map(|_| ()),
             Some(Transport::Ipc(r)) => {
                 let s = r.get_mut();
                 s.write_all(text.as_bytes())
@@ -421,6 +422,58 @@ impl Drop for Client {
     }
 }
 
+/// The JSON text of a call, in a buffer allocated once at its final size (a buffer grown on
+/// the way would leave copies of its start behind, unwiped). The strings of `params` are
+/// zeroized before this returns.
+fn request_text(id: u64, method: &str, params: Vec<Value>) -> Zeroizing<String> {
+    let mut envelope = serde_json::Map::new();
+    envelope.insert("jsonrpc".into(), "2.0".into());
+    envelope.insert("id".into(), id.into());
+    envelope.insert("method".into(), method.into());
+    // Moved in, not serialized into a copy as `json!` would.
+    envelope.insert("params".into(), Value::Array(params));
+    let mut envelope = Value::Object(envelope);
+    let mut size = Counter(0);
+    serde_json::to_writer(&mut size, &envelope).expect("a JSON value serializes");
+    let mut text = Vec::with_capacity(size.0);
+    serde_json::to_writer(&mut text, &envelope).expect("a JSON value serializes");
+    wipe(&mut envelope);
+    Zeroizing::new(String::from_utf8(text).expect("serde_json writes UTF-8"))
+}
+
+/// An `io::Write` that only counts the bytes written to it.
+struct Counter(usize);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Sends `text` as one text message, then zeroizes the message's own copy of it, which
+/// tungstenite has let go of by then (it keeps only the masked frame in its write buffer).
+/// Returns whether that copy was wiped.
+fn ws_send_wiped(ws: &mut tungstenite::WebSocket<TcpStream>, text: &str) -> Result<bool, String> {
+    let copy = tungstenite::Bytes::from(text.as_bytes().to_vec());
+    let message = tungstenite::Utf8Bytes::try_from(copy.clone()).expect("a str is UTF-8");
+    // The error is turned into text first: it may hold the message.
+    let sent = ws
+        .send(tungstenite::Message::Text(message))
+        .map_err(|e| e.to_string());
+    let wiped = match copy.try_into_mut() {
+        Ok(mut b) => {
+            b.as_mut().zeroize();
+            true
+        }
+        Err(_) => false,
+    };
+    sent.map(|()| wiped)
+}
+
 /// Zeroizes every string inside `v`.
 fn wipe(v: &mut Value) {
     match v {
@@ -467,6 +520,7 @@ fn response_of(v: Value) -> Result<Value, ClientError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::os::unix::net::UnixListener;
 
     #[test]
@@ -504,6 +558,51 @@ mod tests {
             message: "x".into(),
         };
         assert_eq!(e.to_string(), "error -32000: x");
+    }
+
+    #[test]
+    fn request_text_is_sized_once_and_params_are_moved_in() {
+        let params = vec![
+            json!("secret \"pass\""),
+            json!({"k": ["x", 1]}),
+            Value::Null,
+        ];
+        let text = request_text(7, "personal_unlockAccount", params.clone());
+        let want = json!({"jsonrpc": "2.0", "id": 7, "method": "personal_unlockAccount", "params": params});
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), want);
+        assert_eq!(
+            text.capacity(),
+            text.len(),
+            "no grown-out copies left behind"
+        );
+        let mut v = want;
+        wipe(&mut v);
+        assert_eq!(v["params"], json!(["", {"k": ["", 1]}, null]));
+    }
+
+    /// The WebSocket message buffer is released by tungstenite once sent, so it is wiped.
+    #[test]
+    fn ws_message_buffer_is_wiped_after_sending() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let peer = std::thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            let mut ws = tungstenite::accept(s).unwrap();
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                got.push(ws.read().unwrap().into_text().unwrap().to_string());
+            }
+            got
+        });
+        let stream = TcpStream::connect(addr).unwrap();
+        let (mut ws, _) = tungstenite::client(format!("ws://{addr}/"), stream).unwrap();
+        let text = request_text(1, "personal_unlockAccount", vec![json!("pass")]);
+        assert_eq!(ws_send_wiped(&mut ws, &text), Ok(true));
+        assert_eq!(ws_send_wiped(&mut ws, "second"), Ok(true));
+        assert_eq!(
+            peer.join().unwrap(),
+            [text.to_string(), "second".to_string()]
+        );
     }
 
     #[test]

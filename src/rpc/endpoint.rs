@@ -18,8 +18,11 @@ pub struct HttpConfig {
     pub vhosts: Vec<String>,
     /// Size of the worker pool: how many calls may run at once.
     pub workers: usize,
-    /// How long a request body may take to arrive before the request is answered 408.
+    /// How long a request (head and body) may take to arrive, counted from its first byte
+    /// (for a new connection: from the connection) before it is answered 408.
     pub body_timeout: Duration,
+    /// Most connections served at once; one more is answered 503 `server busy` and closed.
+    pub max_connections: usize,
 }
 
 impl HttpConfig {
@@ -34,6 +37,7 @@ impl HttpConfig {
                 .unwrap_or(4)
                 .max(4),
             body_timeout: Duration::from_secs(30),
+            max_connections: super::http::MAX_CONNECTIONS,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! [`Dispatcher`]. It moves bytes only; every JSON-RPC decision is the dispatcher's.
 //!
 //! Threads: one `http-accept` thread, and one `http-conn` thread per open connection (at most
-//! [`MAX_CONNECTIONS`]), which reads requests under deadlines, runs the call and writes the
+//! [`HttpConfig::max_connections`]), which reads requests under deadlines, runs the call and writes the
 //! response. The worker pool is a pool of `cfg.workers` permits: a connection thread takes one
 //! only once a request has arrived in full, runs the call, and gives it back before writing
 //! the response. So at most `cfg.workers` calls run at once, a slow or stalled client holds
@@ -34,8 +34,8 @@ use std::time::{Duration, Instant};
 use super::endpoint::{bind_address, Endpoint, HttpConfig};
 use super::server::Dispatcher;
 
-/// Most connections served at once; a connection beyond this is answered 503 `server busy`
-/// and closed.
+/// Most connections served at once by default ([`HttpConfig::max_connections`]); a connection
+/// beyond this is answered 503 `server busy` and closed.
 pub const MAX_CONNECTIONS: usize = 1024;
 /// How long a keep-alive connection may sit idle between requests (the reference's idle timeout).
 const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -74,9 +74,13 @@ struct Shared {
     permits: AtomicUsize,
     waiting: Mutex<()>,
     permit_freed: Condvar,
+    max_connections: usize,
     /// Open connections: a handle on each socket, to shut it down on stop, and its thread.
-    conns: Mutex<HashMap<u64, (TcpStream, JoinHandle<()>)>>,
+    conns: Mutex<HashMap<u64, Conn>>,
 }
+
+/// An open connection: a handle on its socket (to shut it down on stop) and its thread.
+type Conn = (Arc<TcpStream>, JoinHandle<()>);
 
 /// The request rules of one endpoint.
 struct Policy {
@@ -112,6 +116,7 @@ impl HttpServer {
             permits: AtomicUsize::new(cfg.workers.max(1)),
             waiting: Mutex::new(()),
             permit_freed: Condvar::new(),
+            max_connections: cfg.max_connections.max(1),
             conns: Mutex::new(HashMap::new()),
         });
         let sh = shared.clone();
@@ -137,8 +142,8 @@ impl Endpoint for HttpServer {
         format!("http://{}", self.addr)
     }
 
-    /// Closes the listener, shuts every open connection (a request in progress gets no answer),
-    /// and joins all threads. Returns within a fraction of a second unless a call is running,
+    /// Closes the listener, shuts every other open connection (a request in progress there
+    /// gets no answer), and joins their threads. Returns within a fraction of a second unless a call is running,
     /// which is waited for.
     fn stop(self: Box<Self>) {
         let HttpServer {
@@ -147,11 +152,18 @@ impl Endpoint for HttpServer {
         shared.stop.store(true, Ordering::SeqCst);
         // The acceptor drops the listener when it ends; after that no connection is added.
         let _ = acceptor.join();
-        let conns = std::mem::take(&mut *lock(&shared.conns));
-        for (stream, _) in conns.values() {
+        // A connection may stop its own endpoint (`admin_stopHTTP` over HTTP): its thread is
+        // this one, which writes its answer and then ends, seeing the stop flag.
+        let me = thread::current().id();
+        let conns: Vec<(Arc<TcpStream>, JoinHandle<()>)> =
+            std::mem::take(&mut *lock(&shared.conns))
+                .into_values()
+                .filter(|(_, t)| t.thread().id() != me)
+                .collect();
+        for (stream, _) in &conns {
             let _ = stream.shutdown(Shutdown::Both);
         }
-        for (_, (_, thread)) in conns {
+        for (_, thread) in conns {
             let _ = thread.join();
         }
     }
@@ -203,14 +215,15 @@ fn accept_loop(listener: TcpListener, shared: &Arc<Shared>) {
             continue;
         }
         let mut conns = lock(&shared.conns);
-        if conns.len() >= MAX_CONNECTIONS {
+        if conns.len() >= shared.max_connections {
             drop(conns);
             refuse(stream);
             continue;
         }
-        let Ok(handle) = stream.try_clone() else {
-            continue;
-        };
+        // One descriptor per connection: the table's handle (to shut it on stop) and the
+        // connection thread share it.
+        let stream = Arc::new(stream);
+        let handle = stream.clone();
         next_id += 1;
         let id = next_id;
         let sh = shared.clone();
@@ -276,14 +289,12 @@ enum Keep {
 }
 
 /// Serves requests on one connection until it closes, idles out, or the server stops.
-fn serve(stream: TcpStream, shared: &Shared) {
+fn serve(stream: Arc<TcpStream>, shared: &Shared) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    let Ok(mut out) = stream.try_clone() else {
-        return;
-    };
+    let mut out: &TcpStream = &stream;
     let mut input = Input {
-        reader: BufReader::new(stream),
+        reader: BufReader::new(SharedStream(stream.clone())),
         deadline: Instant::now(),
         slice: shared.policy.body_timeout,
         armed: None,
@@ -322,7 +333,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
             return;
         }
         if keep == Keep::Close {
-            linger(&mut input, &out);
+            linger(&mut input, out);
             return;
         }
     }
@@ -347,9 +358,18 @@ fn linger(input: &mut Input, out: &TcpStream) {
     }
 }
 
+/// A connection's socket, shared by its reader and its writer.
+struct SharedStream(Arc<TcpStream>);
+
+impl io::Read for SharedStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (&*self.0).read(buf)
+    }
+}
+
 /// The reading side of a connection, with a deadline on every read.
 struct Input {
-    reader: BufReader<TcpStream>,
+    reader: BufReader<SharedStream>,
     deadline: Instant,
     /// The longest single wait for data: the socket's receive timeout is armed with it once
     /// and only re-armed when the deadline comes closer than that (a system call saved on
@@ -378,6 +398,7 @@ impl Input {
                 if rearm {
                     self.reader
                         .get_ref()
+                        .0
                         .set_read_timeout(Some(want))
                         .map_err(|_| Fail::Gone)?;
                     self.armed = Some(want);
@@ -450,7 +471,7 @@ impl Input {
 
     /// Writes an interim response (`100 Continue`).
     fn write_interim(&self, text: &[u8]) -> Result<(), Fail> {
-        let mut stream: &TcpStream = self.reader.get_ref();
+        let mut stream: &TcpStream = &self.reader.get_ref().0;
         stream.write_all(text).map_err(|_| Fail::Gone)
     }
 }
@@ -563,66 +584,12 @@ fn is_token_bytes(s: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b))
 }
 
-/// Reads and checks the request line and headers. The lines are read into one buffer and
-/// checked for UTF-8 once; only a head with other bytes takes the slow path (a request line
-/// that is not UTF-8 is malformed, header values are taken lossily, as Go does).
-fn read_head(input: &mut Input) -> Result<Head, Fail> {
-    let too_large = || Fail::Answer(Response::text(431, "request header fields too large\n"));
+/// Checks a request line: `METHOD TARGET HTTP/1.x`. Returns where the method and the target
+/// are, and whether it is HTTP/1.0.
+fn parse_request_line(line: &[u8]) -> Result<(Range<usize>, Range<usize>, bool), Fail> {
     let malformed = || bad_request("malformed request line");
-    let mut budget = MAX_HEADER_BYTES;
-    let mut raw = Vec::with_capacity(256);
-    // Empty lines before a request line are ignored (RFC 9112 §2.2).
-    while raw.is_empty() {
-        if !input.read_line(&mut budget, &mut raw)? {
-            return Err(too_large());
-        }
-    }
-    let request_end = raw.len();
-    // Each header line: where it starts and where its colon is, in `raw`.
-    let mut lines: Vec<(usize, usize)> = Vec::with_capacity(8);
-    loop {
-        let start = raw.len();
-        if !input.read_line(&mut budget, &mut raw)? {
-            return Err(too_large());
-        }
-        let line = &raw[start..];
-        if line.is_empty() {
-            break;
-        }
-        if line[0] == b' ' || line[0] == b'\t' {
-            return Err(bad_request("folded header line"));
-        }
-        match line.iter().position(|&b| b == b':') {
-            Some(colon) if is_token_bytes(&line[..colon]) => lines.push((start, colon)),
-            _ => return Err(bad_request("malformed header line")),
-        }
-    }
-    let end = raw.len();
-    let (text, lines): (String, Vec<(usize, usize, usize)>) = match String::from_utf8(raw) {
-        Ok(text) => {
-            let mut bounds: Vec<(usize, usize, usize)> = Vec::with_capacity(lines.len());
-            for (i, &(start, colon)) in lines.iter().enumerate() {
-                let stop = lines.get(i + 1).map_or(end, |&(next, _)| next);
-                bounds.push((start, colon, stop));
-            }
-            (text, bounds)
-        }
-        Err(e) => {
-            let raw = e.into_bytes();
-            let request = std::str::from_utf8(&raw[..request_end]).map_err(|_| malformed())?;
-            let mut text = String::with_capacity(raw.len() + 16);
-            text.push_str(request);
-            let mut bounds = Vec::with_capacity(lines.len());
-            for (i, &(start, colon)) in lines.iter().enumerate() {
-                let stop = lines.get(i + 1).map_or(end, |&(next, _)| next);
-                let at = text.len();
-                text.push_str(&String::from_utf8_lossy(&raw[start..stop]));
-                bounds.push((at, colon, text.len()));
-            }
-            (text, bounds)
-        }
-    };
-    let mut parts = text[..request_end].split(' ');
+    let line = std::str::from_utf8(line).map_err(|_| malformed())?;
+    let mut parts = line.split(' ');
     let (Some(method), Some(target), Some(version), None) =
         (parts.next(), parts.next(), parts.next(), parts.next())
     else {
@@ -647,22 +614,81 @@ fn read_head(input: &mut Input) -> Result<Head, Fail> {
         }
         _ => return Err(malformed()),
     };
-    let method_range = 0..method.len();
-    let target_range = method.len() + 1..method.len() + 1 + target.len();
+    let target_start = method.len() + 1;
+    Ok((
+        0..method.len(),
+        target_start..target_start + target.len(),
+        http10,
+    ))
+}
+
+/// Reads and checks the request line (before any header, as Go does) and the headers. The
+/// lines are read into one buffer and checked for UTF-8 once; only a head with other bytes
+/// takes the slow path (header values are then taken lossily, as Go does).
+fn read_head(input: &mut Input) -> Result<Head, Fail> {
+    let too_large = || Fail::Answer(Response::text(431, "request header fields too large\n"));
+    let mut budget = MAX_HEADER_BYTES;
+    let mut raw = Vec::with_capacity(256);
+    // Empty lines before a request line are ignored (RFC 9112 §2.2).
+    while raw.is_empty() {
+        if !input.read_line(&mut budget, &mut raw)? {
+            return Err(too_large());
+        }
+    }
+    let (method, target, http10) = parse_request_line(&raw)?;
+    // Each header line: where it starts, where its colon is (from the start) and where it
+    // ends, in `raw`.
+    let mut lines: Vec<(usize, usize, usize)> = Vec::with_capacity(8);
+    loop {
+        let start = raw.len();
+        if !input.read_line(&mut budget, &mut raw)? {
+            return Err(too_large());
+        }
+        let line = &raw[start..];
+        if line.is_empty() {
+            break;
+        }
+        if line[0] == b' ' || line[0] == b'\t' {
+            return Err(bad_request("folded header line"));
+        }
+        match line.iter().position(|&b| b == b':') {
+            Some(colon) if is_token_bytes(&line[..colon]) => lines.push((start, colon, raw.len())),
+            _ => return Err(bad_request("malformed header line")),
+        }
+    }
+    let (text, lines) = match String::from_utf8(raw) {
+        Ok(text) => (text, lines),
+        Err(e) => {
+            // The request line is UTF-8 (checked); the names are ASCII tokens, so each colon
+            // stays where it was.
+            let raw = e.into_bytes();
+            let request_end = lines.first().map_or(raw.len(), |&(start, _, _)| start);
+            let mut text = String::from_utf8_lossy(&raw[..request_end]).into_owned();
+            let lines = lines
+                .iter()
+                .map(|&(start, colon, end)| {
+                    let at = text.len();
+                    text.push_str(&String::from_utf8_lossy(&raw[start..end]));
+                    (at, colon, text.len())
+                })
+                .collect();
+            (text, lines)
+        }
+    };
     let blank = |b: &u8| *b == b' ' || *b == b'\t';
     let headers = lines
         .iter()
-        .map(|&(start, colon, stop)| {
-            let value = &text.as_bytes()[start + colon + 1..stop];
+        .map(|&(start, colon, end)| {
+            let value = &text.as_bytes()[start + colon + 1..end];
             let lead = value.iter().take_while(|b| blank(b)).count();
             let trail = value[lead..].iter().rev().take_while(|b| blank(b)).count();
-            (start..start + colon, start + colon + 1 + lead..stop - trail)
+            (start..start + colon, start + colon + 1 + lead..end - trail)
         })
         .collect();
     let mut head = Head {
         text,
-        method: method_range,
-        target: target_range,
+        method,
+        target,
         http10,
         headers,
         framing: Framing::Length(0),
@@ -850,8 +876,8 @@ fn try_take_permit(shared: &Shared) -> bool {
 }
 
 /// Runs one body under a permit of the worker pool: waits for a free permit (giving up when
-/// the endpoint stops), runs the call on this thread, and frees the permit.
-fn call(shared: &Shared, body: Vec<u8>) -> Result<Response, Fail> {
+/// the endpoint stops), runs the call on this thread, frees the permit, and wipes the body.
+fn call(shared: &Shared, mut body: Vec<u8>) -> Result<Response, Fail> {
     if !try_take_permit(shared) {
         let mut guard = lock(&shared.waiting);
         while !try_take_permit(shared) {
@@ -868,6 +894,8 @@ fn call(shared: &Shared, body: Vec<u8>) -> Result<Response, Fail> {
     // The dispatcher already turns handler panics into errors; this keeps the permit count
     // right should anything else panic.
     let outcome = catch_unwind(AssertUnwindSafe(|| shared.dispatcher.handle_bytes(&body)));
+    // The body may carry passphrases or key data.
+    zeroize::Zeroize::zeroize(&mut body);
     if shared.permits.fetch_add(1, Ordering::AcqRel) == 0 {
         // Someone may be waiting for the permit just freed. Taking the lock orders this
         // notification after a waiter's last look, so it cannot be lost.

@@ -231,7 +231,7 @@ fn read_loop(stream: &UnixStream, conn: &Arc<Connection>, out: &SyncSender<Out>,
         let error = match value {
             Ok(raw) => {
                 used.set(0);
-                if let Some(reply) = d.handle_value(&raw, Some(conn)) {
+                if let Some(reply) = d.handle_within_limit(&raw, Some(conn)) {
                     if out.send(Out::Message(reply)).is_err() {
                         return;
                     }

@@ -6,8 +6,9 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::error::RpcError;
@@ -50,12 +51,19 @@ pub trait SubscriptionKind: Send + Sync {
 }
 
 struct SubState {
-    /// `<module>_subscription`.
-    method: String,
     id: String,
+    /// `{"jsonrpc":"2.0","method":"<module>_subscription","params":{"subscription":"<id>",
+    /// "result":` : every notification of this subscription starts so.
+    head: String,
     cancelled: AtomicBool,
     /// `None` once active; before that, notifications waiting for the subscribe response.
     pending: Mutex<Option<Vec<String>>>,
+}
+
+impl SubState {
+    fn pending(&self) -> MutexGuard<'_, Option<Vec<String>>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// One client connection of a stream transport, as the subscription machinery sees it.
@@ -63,6 +71,10 @@ pub struct Connection {
     /// Queues a message for the connection's writer; false once the connection is gone.
     sink: Box<dyn Fn(String) -> bool + Send + Sync>,
     subs: Mutex<HashMap<String, Arc<SubState>>>,
+    /// Subscriptions added since the last [`Connection::activate`], in the order they were
+    /// made: what the next activation releases. Usually empty, so that a request on a
+    /// connection with thousands of subscriptions costs no walk over them.
+    inactive: Mutex<Vec<Arc<SubState>>>,
     closed: AtomicBool,
 }
 
@@ -73,12 +85,17 @@ impl Connection {
         Arc::new(Connection {
             sink: Box::new(sink),
             subs: Mutex::new(HashMap::new()),
+            inactive: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
         })
     }
 
-    fn subs(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<SubState>>> {
+    fn subs(&self) -> MutexGuard<'_, HashMap<String, Arc<SubState>>> {
         self.subs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn inactive(&self) -> MutexGuard<'_, Vec<Arc<SubState>>> {
+        self.inactive.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Number of live subscriptions, pending ones included.
@@ -89,13 +106,18 @@ impl Connection {
     /// Registers a new subscription of `module` and returns its notifier (not yet active).
     pub fn add(self: &Arc<Self>, module: &str) -> Notifier {
         let id = new_subscription_id();
+        let method =
+            serde_json::to_string(&format!("{module}_subscription")).expect("a string serializes");
         let state = Arc::new(SubState {
-            method: format!("{module}_subscription"),
+            head: format!(
+                r#"{{"jsonrpc":"2.0","method":{method},"params":{{"subscription":"{id}","result":"#
+            ),
             id: id.clone(),
             cancelled: AtomicBool::new(false),
             pending: Mutex::new(Some(Vec::new())),
         });
         self.subs().insert(id, state.clone());
+        self.inactive().push(state.clone());
         Notifier {
             conn: Arc::downgrade(self),
             state,
@@ -113,16 +135,21 @@ impl Connection {
         }
     }
 
-    /// Sends the notifications buffered while their subscribe responses were being written.
-    /// Transports call it right after writing a response.
+    /// Makes the subscriptions added since the last call active and sends the notifications
+    /// they buffered meanwhile (none for those already removed). Transports call it right
+    /// after writing a response; with no new subscription it only takes one uncontended lock.
     pub fn activate(&self) {
-        let states: Vec<Arc<SubState>> = self.subs().values().cloned().collect();
-        for s in states {
-            let mut p = s.pending.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(buffered) = p.take() {
-                for m in buffered {
-                    (self.sink)(m);
-                }
+        let new = std::mem::take(&mut *self.inactive());
+        for s in new {
+            // Sent under the lock, so that a notification racing with this one cannot
+            // overtake what was buffered.
+            let mut p = s.pending();
+            let buffered = p.take();
+            if s.cancelled.load(Ordering::SeqCst) {
+                continue;
+            }
+            for m in buffered.into_iter().flatten() {
+                (self.sink)(m);
             }
         }
     }
@@ -130,6 +157,7 @@ impl Connection {
     /// Cancels every subscription; later notifications are dropped.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
+        self.inactive().clear();
         for (_, s) in self.subs().drain() {
             s.cancelled.store(true, Ordering::SeqCst);
         }
@@ -148,32 +176,46 @@ impl Notifier {
         &self.state.id
     }
 
+    /// The connection, while the subscription lives (not unsubscribed, connection open).
+    fn live_conn(&self) -> Option<Arc<Connection>> {
+        if self.state.cancelled.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.conn
+            .upgrade()
+            .filter(|c| !c.closed.load(Ordering::SeqCst))
+    }
+
     /// True while the subscription lives (not unsubscribed, connection open).
     pub fn is_live(&self) -> bool {
-        !self.state.cancelled.load(Ordering::SeqCst)
-            && self
-                .conn
-                .upgrade()
-                .is_some_and(|c| !c.closed.load(Ordering::SeqCst))
+        self.live_conn().is_some()
     }
 
     /// Sends `{"jsonrpc":"2.0","method":"<module>_subscription","params":{"subscription":id,
     /// "result":payload}}`, buffered until the subscribe response is out. False when the
-    /// subscription is gone (the caller should drop this notifier).
+    /// subscription is gone (the caller should drop this notifier). To send one payload to
+    /// many subscribers, serialize it once and use [`Notifier::notify_raw`], as
+    /// [`Feed::publish`] does.
     pub fn notify(&self, payload: &Value) -> bool {
         if !self.is_live() {
             return false;
         }
-        let Some(conn) = self.conn.upgrade() else {
+        let raw = serde_json::value::to_raw_value(payload).expect("a JSON value serializes");
+        self.notify_raw(&raw)
+    }
+
+    /// [`Notifier::notify`] with the payload already serialized: the text is copied into the
+    /// envelope as is.
+    pub fn notify_raw(&self, payload: &RawValue) -> bool {
+        let Some(conn) = self.live_conn() else {
             return false;
         };
-        let msg = serde_json::json!({
-            "jsonrpc": "2.0",
-            "method": self.state.method,
-            "params": {"subscription": self.state.id, "result": payload},
-        })
-        .to_string();
-        let mut p = self.state.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let (head, payload) = (&self.state.head, payload.get());
+        let mut msg = String::with_capacity(head.len() + payload.len() + 2);
+        msg.push_str(head);
+        msg.push_str(payload);
+        msg.push_str("}}");
+        let mut p = self.state.pending();
         match p.as_mut() {
             Some(buf) => {
                 buf.push(msg);
@@ -204,16 +246,21 @@ impl Feed {
         Arc::new(Feed::default())
     }
 
-    /// Sends `payload` to every live subscriber and forgets the dead ones.
+    /// Sends `payload` to every live subscriber and forgets the dead ones. The payload is
+    /// serialized once, whatever the number of subscribers.
     pub fn publish(&self, payload: &Value) {
         let subs: Vec<Notifier> = self
             .subscribers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
+        if subs.is_empty() {
+            return;
+        }
+        let raw = serde_json::value::to_raw_value(payload).expect("a JSON value serializes");
         let dead: Vec<String> = subs
             .iter()
-            .filter(|n| !n.notify(payload))
+            .filter(|n| !n.notify_raw(&raw))
             .map(|n| n.id().to_string())
             .collect();
         if !dead.is_empty() {
@@ -282,6 +329,55 @@ mod tests {
         feed.publish(&serde_json::json!(2));
         assert!(rx.try_recv().is_err());
         assert_eq!(feed.subscriber_count(), 0);
+    }
+
+    #[test]
+    fn the_envelope_is_built_around_the_payload_text() {
+        let (tx, rx) = mpsc::channel::<String>();
+        let conn = Connection::new(move |m| tx.send(m).is_ok());
+        let feed = Feed::new();
+        let (a, b) = (conn.add("chain"), conn.add("admin"));
+        for n in [&a, &b] {
+            FeedKind(feed.clone())
+                .subscribe(&Params::default(), n.clone())
+                .unwrap();
+        }
+        conn.activate();
+        feed.publish(&serde_json::json!({"k": "a\"b", "n": [1, null]}));
+        let want = |method: &str, id: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"{method}","params":{{"subscription":"{id}","result":{{"k":"a\"b","n":[1,null]}}}}}}"#
+            )
+        };
+        assert_eq!(rx.try_recv().unwrap(), want("chain_subscription", a.id()));
+        assert_eq!(rx.try_recv().unwrap(), want("admin_subscription", b.id()));
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn activation_releases_new_subscriptions_in_order_and_skips_removed_ones() {
+        let (tx, rx) = mpsc::channel::<String>();
+        let conn = Connection::new(move |m| tx.send(m).is_ok());
+        let (a, gone, b) = (conn.add("chain"), conn.add("chain"), conn.add("chain"));
+        assert!(b.notify(&serde_json::json!("b")));
+        assert!(gone.notify(&serde_json::json!("gone")));
+        assert!(a.notify(&serde_json::json!("a")));
+        // Unsubscribed (or a failed subscribe) before its reply went out: what it buffered
+        // is dropped.
+        assert!(conn.remove(gone.id()));
+        assert!(rx.try_recv().is_err());
+        conn.activate();
+        let results: Vec<Value> = rx
+            .try_iter()
+            .map(|m| serde_json::from_str::<Value>(&m).unwrap()["params"]["result"].clone())
+            .collect();
+        assert_eq!(results, [serde_json::json!("a"), serde_json::json!("b")]);
+        // Nothing new: activating again sends nothing; later notifications go straight out.
+        conn.activate();
+        assert!(rx.try_recv().is_err());
+        assert!(a.notify(&serde_json::json!(2)));
+        assert_eq!(rx.try_iter().count(), 1);
+        assert!(!gone.notify(&serde_json::json!(3)));
     }
 
     #[test]

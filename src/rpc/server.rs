@@ -24,6 +24,8 @@ pub enum ParamKind {
     Passphrase,
     /// A passphrase that will encrypt a new key file (clients ask for it twice).
     NewPassphrase,
+    /// Raw private key data (hex): a secret, sent as a string.
+    KeyData,
     Address,
     Bytes,
     Integer,
@@ -36,6 +38,12 @@ impl ParamKind {
     /// True for both kinds of passphrase: read from a file or a no-echo prompt, never argv.
     pub fn is_passphrase(self) -> bool {
         matches!(self, ParamKind::Passphrase | ParamKind::NewPassphrase)
+    }
+
+    /// True for every parameter whose value is a secret (passphrases and key data): clients
+    /// keep lines carrying one out of histories and logs.
+    pub fn is_secret(self) -> bool {
+        self.is_passphrase() || self == ParamKind::KeyData
     }
 }
 
@@ -153,7 +161,8 @@ impl Registry {
 /// Limits on what one request may carry.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Largest request body (HTTP) or message (WebSocket, IPC), in bytes.
+    /// Largest request body (HTTP) or message (WebSocket), in bytes. IPC has its own cap,
+    /// [`super::ipc::MAX_IPC_MESSAGE_BYTES`].
     pub max_request_bytes: usize,
     /// Most calls in one batch.
     pub max_batch: usize,
@@ -193,6 +202,34 @@ struct Message<'a> {
     error: Option<&'a RawValue>,
 }
 
+/// Only the id of a message whose other members may have the wrong types.
+#[derive(Deserialize)]
+struct IdOnly<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+}
+
+/// Decodes `params` as the reference does: a value that is not an array is `non-array args`
+/// (later, by [`Params::from_value`]); an array element the decoder refuses (a number out of
+/// range, a lone surrogate) is `invalid argument <i>: <decoder text>`.
+fn decode_params(raw: Option<&RawValue>) -> Result<Option<Value>, RpcError> {
+    let Some(raw) = raw else { return Ok(None) };
+    if let Ok(v) = serde_json::from_str::<Value>(raw.get()) {
+        return Ok(Some(v));
+    }
+    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(raw.get()) else {
+        return Err(RpcError::invalid_params("non-array args"));
+    };
+    for (i, item) in items.iter().enumerate() {
+        if let Err(e) = serde_json::from_str::<Value>(item.get()) {
+            return Err(RpcError::invalid_params(format!(
+                "invalid argument {i}: {e}"
+            )));
+        }
+    }
+    Err(RpcError::invalid_params("non-array args"))
+}
+
 /// A member that is present, even as `null`, is `Some`.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
@@ -227,6 +264,29 @@ impl NestingScanner {
     pub fn within_limit(bytes: &[u8]) -> bool {
         let opening = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
         opening <= MAX_DEPTH || NestingScanner::default().feed(bytes)
+    }
+
+    /// [`NestingScanner::within_limit`] for the first JSON value of `bytes` only: what
+    /// follows it (ignored by the reader) does not count.
+    pub fn first_value_within_limit(bytes: &[u8]) -> bool {
+        let opening = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
+        if opening <= MAX_DEPTH {
+            return true;
+        }
+        match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'[') | Some(b'{') => {}
+            _ => return true, // a scalar (or nothing) first: no nesting in it
+        }
+        let mut scanner = NestingScanner::default();
+        for &b in bytes {
+            if !scanner.feed(&[b]) {
+                return false;
+            }
+            if scanner.depth == 0 && (b == b']' || b == b'}') && !scanner.in_string {
+                return true;
+            }
+        }
+        true
     }
 
     /// Feeds `bytes`; false once the depth has exceeded [`MAX_DEPTH`].
@@ -353,19 +413,24 @@ impl Dispatcher {
     /// Handles one HTTP request body (a single message or a batch): the reply, or `None`
     /// when nothing is to be written (a notification, an empty body). Malformed or too deeply
     /// nested JSON answers `parse error`. Stream transports decode their own byte streams
-    /// (they answer the decoder's text and close) and call [`Dispatcher::handle_value`].
+    /// (they answer the decoder's text and close, and check nesting as they read) and call
+    /// [`Dispatcher::handle_within_limit`].
     pub fn handle_bytes(&self, body: &[u8]) -> Option<String> {
         let parse_error = || Some(error_response(RpcError::parse("parse error")));
-        if !NestingScanner::within_limit(body) {
+        // Only the first JSON value counts; trailing bytes are ignored, as the reference does.
+        if !NestingScanner::first_value_within_limit(body) {
             return parse_error();
         }
-        // Only the first JSON value counts; trailing bytes are ignored, as the reference does.
-        // Most bodies are one well-formed call: read it as a message in one pass.
+        // Most bodies are one well-formed call: read it as a message in one pass. The decoder
+        // skips unknown members without checking their text, so the value read must also be
+        // UTF-8 (as the general path below requires).
         let first = body.iter().find(|b| !b.is_ascii_whitespace());
         if first == Some(&b'{') {
-            let mut de = serde_json::Deserializer::from_slice(body);
-            if let Ok(msg) = Message::deserialize(&mut de) {
-                return self.handle_message(msg, None);
+            let mut stream = serde_json::Deserializer::from_slice(body).into_iter::<Message>();
+            if let Some(Ok(msg)) = stream.next() {
+                if std::str::from_utf8(&body[..stream.byte_offset()]).is_ok() {
+                    return self.handle_message(msg, None);
+                }
             }
         }
         match serde_json::Deserializer::from_slice(body)
@@ -373,7 +438,7 @@ impl Dispatcher {
             .next()
         {
             None => None,
-            Some(Ok(raw)) => self.handle_shallow(raw, None),
+            Some(Ok(raw)) => self.handle_within_limit(raw, None),
             Some(Err(_)) => parse_error(),
         }
     }
@@ -383,11 +448,16 @@ impl Dispatcher {
         if !NestingScanner::within_limit(raw.get().as_bytes()) {
             return Some(error_response(too_deep()));
         }
-        self.handle_shallow(raw, conn)
+        self.handle_within_limit(raw, conn)
     }
 
-    /// [`Dispatcher::handle_value`] for a value already known to be within the nesting limit.
-    fn handle_shallow(&self, raw: &RawValue, conn: Option<&Arc<Connection>>) -> Option<String> {
+    /// [`Dispatcher::handle_value`] for a value whose depth the caller has already checked
+    /// (at most [`MAX_DEPTH`]), as the stream transports' decoders do.
+    pub fn handle_within_limit(
+        &self,
+        raw: &RawValue,
+        conn: Option<&Arc<Connection>>,
+    ) -> Option<String> {
         let text = raw.get();
         if text.starts_with('[') {
             let items: Vec<&RawValue> = match serde_json::from_str(text) {
@@ -432,15 +502,18 @@ impl Dispatcher {
         let msg: Message = match parsed {
             Ok(m) => m,
             Err(_) => {
-                // Not an object, or members of the wrong type: answer with the id if we can
-                // still find a usable one.
-                let id = serde_json::from_str::<Value>(raw.get())
-                    .ok()
-                    .and_then(|v| v.get("id").cloned())
-                    .filter(|v| !v.is_object() && !v.is_array())
-                    .map(|v| v.to_string())
-                    .unwrap_or_else(|| "null".into());
-                return Some(response(&id, Err(RpcError::invalid_request())));
+                // Not an object, or members of the wrong type: answer with the id (byte for
+                // byte) if we can still find a usable one.
+                let id = if raw.get().starts_with('{') {
+                    serde_json::from_str::<IdOnly>(raw.get())
+                        .ok()
+                        .and_then(|m| m.id)
+                        .filter(|i| valid_id(i))
+                } else {
+                    None
+                };
+                let id = id.map_or("null", RawValue::get);
+                return Some(response(id, Err(RpcError::invalid_request())));
             }
         };
         self.handle_message(msg, conn)
@@ -469,10 +542,7 @@ impl Dispatcher {
         let result = if !version_ok {
             Err(RpcError::invalid_request())
         } else {
-            let params = msg
-                .params
-                .map(|p| serde_json::from_str::<Value>(p.get()).unwrap_or(Value::Null));
-            self.call(method, params, conn)
+            self.call_decoded(method, decode_params(msg.params), conn)
         };
         if notification {
             return None;
@@ -487,14 +557,25 @@ impl Dispatcher {
         params: Option<Value>,
         conn: Option<&Arc<Connection>>,
     ) -> Result<Value, RpcError> {
+        self.call_decoded(method, Ok(params), conn)
+    }
+
+    /// [`Dispatcher::call`] with parameters that may have failed to decode: that error is
+    /// answered where the reference decodes them, after the method is found.
+    fn call_decoded(
+        &self,
+        method: &str,
+        params: Result<Option<Value>, RpcError>,
+        conn: Option<&Arc<Connection>>,
+    ) -> Result<Value, RpcError> {
         if method.ends_with("_unsubscribe") {
-            return self.unsubscribe(params, conn);
+            return self.unsubscribe(params?, conn);
         }
         if method.ends_with("_subscribe") {
             return self.subscribe(method, params, conn);
         }
         if method == "rpc_modules" {
-            Params::from_value(params)?;
+            Params::from_value(params?)?;
             let m: BTreeMap<&str, &str> = self.modules().into_iter().map(|m| (m, "1.0")).collect();
             return Ok(serde_json::to_value(m).expect("a map of strings serializes"));
         }
@@ -504,7 +585,7 @@ impl Dispatcher {
         if !self.offers(reg.spec.module()) {
             return Err(RpcError::method_not_found(method));
         }
-        let params = Params::from_value(params)?;
+        let params = Params::from_value(params?)?;
         params.at_most(reg.spec.params.len())?;
         let call = Call {
             method,
@@ -518,16 +599,16 @@ impl Dispatcher {
         }
     }
 
+    /// Subscribes, with the reference's checks in its order (§1.10): a transport without
+    /// notifications, the per-connection limit, the parameters, then the name in the module
+    /// (a module this endpoint does not offer has no subscriptions).
     fn subscribe(
         &self,
         method: &str,
-        params: Option<Value>,
+        params: Result<Option<Value>, RpcError>,
         conn: Option<&Arc<Connection>>,
     ) -> Result<Value, RpcError> {
         let module = method.split_once('_').map(|(m, _)| m).unwrap_or(method);
-        if !self.offers(module) || !self.registry.modules().contains(module) {
-            return Err(RpcError::method_not_found(method));
-        }
         let Some(conn) = conn else {
             return Err(RpcError::server("notifications not supported"));
         };
@@ -535,7 +616,7 @@ impl Dispatcher {
         if conn.subscription_count() as i64 >= limit {
             return Err(SubscriptionLimit::exceeded(limit));
         }
-        let params = Params::from_value(params)?;
+        let params = Params::from_value(params?)?;
         let name = match params.raw(0) {
             Some(Value::String(s)) => s.clone(),
             _ => {
@@ -544,7 +625,12 @@ impl Dispatcher {
                 ))
             }
         };
-        let Some(kind) = self.registry.kinds.get(&(module.to_string(), name.clone())) else {
+        let kind = self
+            .registry
+            .kinds
+            .get(&(module.to_string(), name.clone()))
+            .filter(|_| self.offers(module));
+        let Some(kind) = kind else {
             return Err(RpcError::new(
                 super::error::METHOD_NOT_FOUND,
                 format!("no \"{name}\" subscription in {module} namespace"),
@@ -746,10 +832,37 @@ mod tests {
             err(r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules","params":{}}"#),
             json!({"code":-32602,"message":"non-array args"})
         );
+        // Over HTTP any *_subscribe is refused first, whatever its module (reference §1.10).
+        for m in ["chain_subscribe", "test_subscribe"] {
+            assert_eq!(
+                err(&format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"{m}","params":["newHeads"]}}"#
+                )),
+                json!({"code":-32000,"message":"notifications not supported"})
+            );
+        }
+        // Parameters the decoder refuses: per element, after the method is found.
+        let e = err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["a",1e400]}"#);
+        assert_eq!(e["code"], -32602);
+        assert!(
+            e["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("invalid argument 1: number out of range"),
+            "{e}"
+        );
         assert_eq!(
-            err(r#"{"jsonrpc":"2.0","id":1,"method":"chain_subscribe","params":["newHeads"]}"#)
-                ["code"],
-            -32601
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":1e400}"#),
+            json!({"code":-32602,"message":"non-array args"})
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"test_nope","params":[1e400]}"#),
+            json!({"code":-32601,"message":"the method test_nope does not exist/is not available"})
+        );
+        // Members of the wrong type: the id is still echoed byte for byte.
+        assert_eq!(
+            reply(&d, r#"{"jsonrpc":"2.0","id":1.50,"method":5}"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1.50,"error":{"code":-32600,"message":"invalid request"}}"#
         );
         let d = dispatcher(Some(""));
         assert_eq!(
@@ -798,6 +911,24 @@ mod tests {
         ] {
             assert_eq!(reply(&d, &body).as_deref(), Some(want), "{body}");
         }
+        // Deep nesting after the first value does not count; in it, it does.
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(reply(&d, &format!("{call}{deep}")).as_deref(), Some(want));
+        let parse_error =
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#;
+        assert_eq!(
+            reply(&d, &format!("{deep}{call}")).as_deref(),
+            Some(parse_error)
+        );
+        // Bytes that are not UTF-8 in an ignored member of the first value: a parse error (as
+        // in a batch); after the first value they are ignored.
+        let mut bad =
+            br#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["x"],"z":""#.to_vec();
+        bad.extend_from_slice(b"\xff\"}");
+        assert_eq!(d.handle_bytes(&bad).as_deref(), Some(parse_error));
+        let mut after = call.as_bytes().to_vec();
+        after.extend_from_slice(b" \xff");
+        assert_eq!(d.handle_bytes(&after).as_deref(), Some(want));
         // A first value cut short is a parse error, whatever its members so far.
         assert_eq!(
             reply(&d, &call[..call.len() - 1]).unwrap(),
@@ -912,6 +1043,25 @@ mod tests {
             ws.call("chain_subscribe", Some(json!(["nope"])), Some(&conn))
                 .unwrap_err(),
             RpcError::new(-32601, "no \"nope\" subscription in chain namespace")
+        );
+        // A module this endpoint does not offer, or that does not exist, has no subscriptions.
+        let gated = Dispatcher::new(
+            r.clone(),
+            Some(parse_module_list("")),
+            Transport::Ws,
+            false,
+            DEFAULT_LIMITS,
+        );
+        assert_eq!(
+            gated
+                .call("chain_subscribe", Some(json!(["newHeads"])), Some(&conn))
+                .unwrap_err(),
+            RpcError::new(-32601, "no \"newHeads\" subscription in chain namespace")
+        );
+        assert_eq!(
+            ws.call("nope_subscribe", Some(json!(["x"])), Some(&conn))
+                .unwrap_err(),
+            RpcError::new(-32601, "no \"x\" subscription in nope namespace")
         );
         assert_eq!(
             ws.call("chain_subscribe", Some(json!([5])), Some(&conn))

@@ -30,7 +30,7 @@ use tungstenite::{Message, WebSocket};
 use super::endpoint::{bind_address, Endpoint, WsConfig};
 use super::error::RpcError;
 use super::pubsub::Connection;
-use super::server::{error_response, Dispatcher};
+use super::server::{error_response, too_deep, Dispatcher, NestingScanner};
 
 /// How long a client may take to send its upgrade request.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -126,7 +126,7 @@ impl WsServer {
         let conns = &self.shared.conns;
         conns.for_each(|(_, waker)| waker.wake());
         let deadline = Instant::now() + STOP_GRACE;
-        while conns.len() > 0 && Instant::now() < deadline {
+        while conns.others() > 0 && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(5));
         }
         conns.end_all(|(stream, _)| {
@@ -427,8 +427,19 @@ fn serve(
             .into_iter::<&RawValue>()
             .next();
         match first {
+            // Answered and closed as IPC does (its decoder refuses the same value).
+            Some(Ok(raw)) if !NestingScanner::within_limit(raw.get().as_bytes()) => {
+                let mut reply = error_response(too_deep());
+                reply.push('\n');
+                let _ = ws.send(Message::text(reply));
+                let _ = ws.close(Some(close_frame(
+                    CloseCode::Invalid,
+                    "JSON nested too deep",
+                )));
+                return Closed::ByUs;
+            }
             Some(Ok(raw)) => {
-                if let Some(mut reply) = shared.dispatcher.handle_value(raw, Some(conn)) {
+                if let Some(mut reply) = shared.dispatcher.handle_within_limit(raw, Some(conn)) {
                     reply.push('\n');
                     if ws.send(Message::text(reply)).is_err() {
                         return Closed::Done;
@@ -588,17 +599,31 @@ impl<H: Send + 'static> ConnTable<H> {
         }
     }
 
-    pub(super) fn len(&self) -> usize {
-        self.lock().len()
+    /// Connections served by threads other than the calling one (a connection may stop its
+    /// own endpoint: `admin_stopWS` over WebSocket).
+    pub(super) fn others(&self) -> usize {
+        let me = thread::current().id();
+        self.lock()
+            .values()
+            .filter(|(_, t)| t.thread().id() != me)
+            .count()
     }
 
     pub(super) fn for_each(&self, mut f: impl FnMut(&H)) {
         self.lock().values().for_each(|(h, _)| f(h));
     }
 
-    /// Cuts every remaining connection with `cut` and joins its thread.
+    /// Cuts every remaining connection with `cut` and joins its thread. The calling thread's
+    /// own connection, if it is one of them, is left to finish its answer and end by itself
+    /// (a thread cannot join itself).
     pub(super) fn end_all(&self, cut: impl Fn(&H)) {
-        let rest: Vec<(H, JoinHandle<()>)> = self.lock().drain().map(|(_, e)| e).collect();
+        let me = thread::current().id();
+        let rest: Vec<(H, JoinHandle<()>)> = self
+            .lock()
+            .drain()
+            .map(|(_, e)| e)
+            .filter(|(_, t)| t.thread().id() != me)
+            .collect();
         for (h, _) in &rest {
             cut(h);
         }

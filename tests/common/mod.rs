@@ -275,28 +275,9 @@ pub fn http_raw(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let chunked = head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked");
-    let body = if chunked {
-        dechunk(rest)
-    } else {
-        rest.to_string()
-    };
+    // chaind always answers with Content-Length, never chunked.
+    let body = rest.to_string();
     (status, body)
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = &rest[n + 2..];
-    }
-    out
 }
 
 /// A JSON-RPC call over HTTP: the parsed response object.
