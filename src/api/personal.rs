@@ -12,6 +12,11 @@ use crate::crypto::{self, Address};
 use crate::keystore::{self, keydata, unlock::Unlocked, Error as KsError, Keystore};
 use crate::rpc::{Call, HexBytes, Params, Registry, RpcError, Transport};
 
+/// How stale `chain_sign`'s look at the keystore directory may be: a key file removed by
+/// another process is noticed within this. Looking on every call (a directory `stat`, which
+/// threads on several cores contend for) cost a tenth of `chain_sign`'s throughput.
+pub const KEYSTORE_RECHECK: Duration = Duration::from_secs(1);
+
 /// Default unlock duration, seconds.
 pub const DEFAULT_UNLOCK_SECS: u64 = 300;
 /// Longest unlock, seconds: the largest whole number of seconds whose nanoseconds fit in an
@@ -309,11 +314,12 @@ impl PersonalApi {
 
     /// `chain_sign(address, message)`: signs with an unlocked key. The account must still be
     /// in the keystore (`unknown account` once its key file is gone, even while its key is
-    /// unlocked), then unlocked (`authentication needed: password or unlock`).
+    /// unlocked; noticed within [`KEYSTORE_RECHECK`]), then unlocked (`authentication needed:
+    /// password or unlock`).
     fn chain_sign(&self, p: &Params) -> Result<Value, RpcError> {
         let address: Address = p.required(0)?;
         let message: HexBytes = p.required(1)?;
-        if !self.keystore.contains(address) {
+        if !self.keystore.contains_within(address, KEYSTORE_RECHECK) {
             return Err(KsError::UnknownAccount.into());
         }
         match self.unlocked.key(address) {

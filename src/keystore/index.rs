@@ -508,8 +508,13 @@ impl Index {
     }
 
     /// The key files holding `address`, sorted by path.
-    pub fn find(&self, address: Address) -> Vec<PathBuf> {
-        let map = self.by_address.get_or_init(|| {
+    /// True when some key file holds `address` (no paths are built).
+    pub fn contains(&self, address: Address) -> bool {
+        self.by_address().contains_key(&address)
+    }
+
+    fn by_address(&self) -> &HashMap<Address, Vec<usize>> {
+        self.by_address.get_or_init(|| {
             let mut m: HashMap<Address, Vec<usize>> = HashMap::new();
             for (i, e) in self.entries.iter().enumerate() {
                 if let Some(a) = e.address {
@@ -517,8 +522,12 @@ impl Index {
                 }
             }
             m
-        });
-        map.get(&address)
+        })
+    }
+
+    pub fn find(&self, address: Address) -> Vec<PathBuf> {
+        self.by_address()
+            .get(&address)
             .map(|idx| idx.iter().map(|&i| self.path(&self.entries[i])).collect())
             .unwrap_or_default()
     }

@@ -19,8 +19,9 @@ pub mod unlock;
 use std::fs;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 pub use error::Error;
 pub use index::{Account, Index, RefreshStats};
@@ -37,6 +38,10 @@ pub struct Keystore {
     scrypt: ScryptParams,
     /// The published index. Held only to clone or replace the `Arc`: never across I/O.
     index: Mutex<Arc<Index>>,
+    /// When the directory was last compared with the published index, in nanoseconds since
+    /// `opened` (see [`Keystore::contains_within`]).
+    checked: AtomicU64,
+    opened: Instant,
 }
 
 /// A refreshed index: a snapshot that later changes do not alter, and what its refresh cost.
@@ -79,6 +84,8 @@ impl Keystore {
             index: Mutex::new(Arc::new(Index::new(&dir))),
             dir,
             scrypt: ScryptParams::STANDARD,
+            checked: AtomicU64::new(0),
+            opened: Instant::now(),
         })
     }
 
@@ -107,7 +114,10 @@ impl Keystore {
     /// leaves the index untrusted, so it is scanned again).
     pub fn refreshed_index(&self) -> Refreshed {
         let current = self.published();
-        let Some(next) = current.refreshed() else {
+        let started = self.opened.elapsed().as_nanos() as u64;
+        let refreshed = current.refreshed();
+        self.checked.fetch_max(started.max(1), Ordering::Relaxed);
+        let Some(next) = refreshed else {
             return Refreshed {
                 index: current,
                 last: RefreshStats::default(),
@@ -165,7 +175,20 @@ impl Keystore {
 
     /// True when some key file holds `address`.
     pub fn contains(&self, address: Address) -> bool {
-        !self.refreshed_index().find(address).is_empty()
+        self.refreshed_index().contains(address)
+    }
+
+    /// [`Keystore::contains`] for hot paths (`chain_sign`): the directory is looked at again
+    /// only when it was last compared with the index more than `max_age` ago, so a key file
+    /// removed by another process is noticed within `max_age` (the reference's account cache
+    /// also notices such changes after a delay: its watcher's, or its 2 s reload interval).
+    pub fn contains_within(&self, address: Address, max_age: Duration) -> bool {
+        let checked = self.checked.load(Ordering::Relaxed);
+        let now = self.opened.elapsed().as_nanos() as u64;
+        if checked != 0 && now.saturating_sub(checked) < max_age.as_nanos() as u64 {
+            return self.published().contains(address);
+        }
+        self.contains(address)
     }
 
     /// Reads and decrypts the key of `address`. Errors: those of [`Keystore::find`], the
