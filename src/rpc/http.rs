@@ -20,7 +20,6 @@
 //! also has no socket timeouts and cannot close keep-alive connections when stopped.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::ops::Range;
@@ -31,6 +30,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use super::conns::{wait_readable, ConnTable, Waker};
 use super::endpoint::{bind_address, Endpoint, HttpConfig};
 use super::server::Dispatcher;
 
@@ -62,6 +62,7 @@ pub struct HttpServer {
     addr: SocketAddr,
     shared: Arc<Shared>,
     acceptor: JoinHandle<()>,
+    accept_waker: Arc<Waker>,
 }
 
 /// What every thread of one endpoint shares.
@@ -75,12 +76,9 @@ struct Shared {
     waiting: Mutex<()>,
     permit_freed: Condvar,
     max_connections: usize,
-    /// Open connections: a handle on each socket, to shut it down on stop, and its thread.
-    conns: Mutex<HashMap<u64, Conn>>,
+    /// Open connections: a handle on each socket (to shut it down on stop) and its thread.
+    conns: Arc<ConnTable<Arc<TcpStream>>>,
 }
-
-/// An open connection: a handle on its socket (to shut it down on stop) and its thread.
-type Conn = (Arc<TcpStream>, JoinHandle<()>);
 
 /// The request rules of one endpoint.
 struct Policy {
@@ -117,16 +115,18 @@ impl HttpServer {
             waiting: Mutex::new(()),
             permit_freed: Condvar::new(),
             max_connections: cfg.max_connections.max(1),
-            conns: Mutex::new(HashMap::new()),
+            conns: Arc::new(ConnTable::default()),
         });
-        let sh = shared.clone();
+        let accept_waker = Arc::new(Waker::new()?);
+        let (sh, waker) = (shared.clone(), accept_waker.clone());
         let acceptor = thread::Builder::new()
             .name("http-accept".into())
-            .spawn(move || accept_loop(listener, &sh))?;
+            .spawn(move || accept_loop(listener, &sh, &waker))?;
         Ok(HttpServer {
             addr: local,
             shared,
             acceptor,
+            accept_waker,
         })
     }
 
@@ -147,25 +147,20 @@ impl Endpoint for HttpServer {
     /// which is waited for.
     fn stop(self: Box<Self>) {
         let HttpServer {
-            shared, acceptor, ..
+            shared,
+            acceptor,
+            accept_waker,
+            ..
         } = *self;
         shared.stop.store(true, Ordering::SeqCst);
+        accept_waker.wake();
         // The acceptor drops the listener when it ends; after that no connection is added.
         let _ = acceptor.join();
         // A connection may stop its own endpoint (`admin_stopHTTP` over HTTP): its thread is
         // this one, which writes its answer and then ends, seeing the stop flag.
-        let me = thread::current().id();
-        let conns: Vec<(Arc<TcpStream>, JoinHandle<()>)> =
-            std::mem::take(&mut *lock(&shared.conns))
-                .into_values()
-                .filter(|(_, t)| t.thread().id() != me)
-                .collect();
-        for (stream, _) in &conns {
+        shared.conns.end_all(|stream| {
             let _ = stream.shutdown(Shutdown::Both);
-        }
-        for (_, thread) in conns {
-            let _ = thread.join();
-        }
+        });
     }
 }
 
@@ -189,22 +184,16 @@ pub(crate) fn listen_error(addr: SocketAddr, e: io::Error) -> io::Error {
 }
 
 /// Accepts connections until stopped, one `http-conn` thread each.
-fn accept_loop(listener: TcpListener, shared: &Arc<Shared>) {
-    let mut next_id = 0u64;
+fn accept_loop(listener: TcpListener, shared: &Arc<Shared>, waker: &Waker) {
     while !shared.stop.load(Ordering::SeqCst) {
-        if !readable(&listener, POLL_INTERVAL) {
-            continue;
-        }
         let stream = match listener.accept() {
             Ok((s, _)) => s,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                ) =>
-            {
-                continue
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let _ = wait_readable(&[listener.as_raw_fd(), waker.fd()], None);
+                waker.drain();
+                continue;
             }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             // Out of descriptors and the like: back off and keep the port open.
             Err(_) => {
                 thread::sleep(POLL_INTERVAL);
@@ -214,47 +203,28 @@ fn accept_loop(listener: TcpListener, shared: &Arc<Shared>) {
         if stream.set_nonblocking(false).is_err() {
             continue;
         }
-        let mut conns = lock(&shared.conns);
-        if conns.len() >= shared.max_connections {
-            drop(conns);
-            refuse(stream);
-            continue;
-        }
         // One descriptor per connection: the table's handle (to shut it on stop) and the
         // connection thread share it.
         let stream = Arc::new(stream);
-        let handle = stream.clone();
-        next_id += 1;
-        let id = next_id;
         let sh = shared.clone();
-        // Spawned under the lock, so the thread's own removal comes after its insertion.
-        let spawned = thread::Builder::new()
-            .name("http-conn".into())
-            .spawn(move || {
-                serve(stream, &sh);
-                lock(&sh.conns).remove(&id);
-            });
-        if let Ok(thread) = spawned {
-            conns.insert(id, (handle, thread));
+        let conn = stream.clone();
+        let spawned =
+            shared
+                .conns
+                .spawn("http-conn", shared.max_connections, stream, move |entry| {
+                    let _entry = entry; // dropped last: the thread's place in the table
+                    serve(conn, &sh);
+                });
+        if let Err(stream) = spawned {
+            refuse(&stream);
         }
     }
 }
 
-/// Waits up to `timeout` for a connection to accept.
-fn readable(listener: &TcpListener, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: `pfd` is one valid pollfd that outlives the call.
-    let n = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis() as libc::c_int) };
-    n > 0
-}
-
 /// Answers a connection over the limit without blocking the acceptor.
-fn refuse(mut stream: TcpStream) {
+fn refuse(stream: &TcpStream) {
     let _ = stream.set_nonblocking(true);
+    let mut stream = stream;
     let _ = stream.write_all(&Response::text(503, "server busy\n").render(false, Keep::Close));
 }
 

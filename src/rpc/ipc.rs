@@ -26,11 +26,12 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
+use super::conns::{wait_readable, ConnTable, Entry, Waker};
 use super::endpoint::{Endpoint, IpcConfig};
 use super::error::{RpcError, INVALID_REQUEST};
 use super::pubsub::Connection;
 use super::server::{error_response, too_deep, Dispatcher, NestingScanner};
-use super::ws::{wait_readable, ConnTable, Entry, Waker, MAX_QUEUED_NOTIFICATIONS, WRITE_TIMEOUT};
+use super::ws::{MAX_QUEUED_NOTIFICATIONS, WRITE_TIMEOUT};
 
 /// The largest JSON value (whitespace before it included) one IPC message may take.
 pub const MAX_IPC_MESSAGE_BYTES: usize = 16 << 20;
@@ -163,7 +164,7 @@ fn accept_loop(listener: UnixListener, shared: Arc<Shared>, waker: Arc<Waker>) {
                 let stream = Arc::new(stream);
                 let handle = stream.clone();
                 let s = shared.clone();
-                shared
+                let _ = shared
                     .conns
                     .spawn("ipc-conn", usize::MAX, handle, move |entry| {
                         connection(entry, stream, s)

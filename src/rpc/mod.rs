@@ -2,6 +2,7 @@
 //! that move bytes in and out. This module knows nothing of the keystore or of any API.
 
 pub mod client;
+mod conns;
 pub mod endpoint;
 pub mod error;
 pub mod http;

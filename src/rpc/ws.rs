@@ -7,14 +7,12 @@
 //! handled one after the other, in order, on that thread (the reference may answer out of
 //! order; clients match by id either way). Notifications wait while a request runs.
 
-use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, TryRecvError};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -27,6 +25,7 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
+use super::conns::{wait_readable, ConnTable, Entry, Waker};
 use super::endpoint::{bind_address, Endpoint, WsConfig};
 use super::error::RpcError;
 use super::pubsub::Connection;
@@ -208,7 +207,8 @@ fn spawn_connection(stream: TcpStream, shared: &Arc<Shared>) {
     let max = shared.max_connections.saturating_add(HANDSHAKE_SLACK);
     let handle = (stream.clone(), waker.clone());
     let s = shared.clone();
-    shared.conns.spawn("ws-conn", max, handle, move |entry| {
+    // Refused (too many connections, or no thread): dropping the handle closes the socket.
+    let _ = shared.conns.spawn("ws-conn", max, handle, move |entry| {
         connection(entry, stream, s, waker)
     });
 }
@@ -532,157 +532,6 @@ impl Write for Sock {
     fn flush(&mut self) -> io::Result<()> {
         (&*self.0).flush()
     }
-}
-
-/// The connection threads of one endpoint, each with a handle `stop` uses to cut it off.
-/// Shared with the IPC transport.
-pub(super) struct ConnTable<H> {
-    next_id: AtomicU64,
-    conns: Mutex<Threads<H>>,
-}
-
-/// Each thread's handle and join handle, by id.
-type Threads<H> = HashMap<u64, (H, JoinHandle<()>)>;
-
-impl<H> Default for ConnTable<H> {
-    fn default() -> Self {
-        ConnTable {
-            next_id: AtomicU64::new(0),
-            conns: Mutex::new(HashMap::new()),
-        }
-    }
-}
-
-/// A thread's place in its [`ConnTable`], given up when dropped: pass it as the first
-/// argument of the thread's function so that it is dropped last.
-pub(super) struct Entry<H> {
-    id: u64,
-    table: Arc<ConnTable<H>>,
-}
-
-impl<H> Drop for Entry<H> {
-    fn drop(&mut self) {
-        self.table.lock().remove(&self.id);
-    }
-}
-
-impl<H> ConnTable<H> {
-    fn lock(&self) -> MutexGuard<'_, Threads<H>> {
-        self.conns.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl<H: Send + 'static> ConnTable<H> {
-    /// Starts thread `name` running `f` unless `max` threads are running already. When
-    /// refused, or when the thread cannot be started, `handle` and `f` are dropped (which
-    /// closes the connection they hold).
-    pub(super) fn spawn(
-        self: &Arc<Self>,
-        name: &str,
-        max: usize,
-        handle: H,
-        f: impl FnOnce(Entry<H>) + Send + 'static,
-    ) {
-        let mut conns = self.lock();
-        if conns.len() >= max {
-            return;
-        }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let table = self.clone();
-        // Spawned under the lock: the thread's exit removes its entry, which must exist. The
-        // entry is made in the thread, so a failed spawn drops no entry (which would lock).
-        if let Ok(t) = thread::Builder::new()
-            .name(name.into())
-            .spawn(move || f(Entry { id, table }))
-        {
-            conns.insert(id, (handle, t));
-        }
-    }
-
-    /// Connections served by threads other than the calling one (a connection may stop its
-    /// own endpoint: `admin_stopWS` over WebSocket).
-    pub(super) fn others(&self) -> usize {
-        let me = thread::current().id();
-        self.lock()
-            .values()
-            .filter(|(_, t)| t.thread().id() != me)
-            .count()
-    }
-
-    pub(super) fn for_each(&self, mut f: impl FnMut(&H)) {
-        self.lock().values().for_each(|(h, _)| f(h));
-    }
-
-    /// Cuts every remaining connection with `cut` and joins its thread. The calling thread's
-    /// own connection, if it is one of them, is left to finish its answer and end by itself
-    /// (a thread cannot join itself).
-    pub(super) fn end_all(&self, cut: impl Fn(&H)) {
-        let me = thread::current().id();
-        let rest: Vec<(H, JoinHandle<()>)> = self
-            .lock()
-            .drain()
-            .map(|(_, e)| e)
-            .filter(|(_, t)| t.thread().id() != me)
-            .collect();
-        for (h, _) in &rest {
-            cut(h);
-        }
-        for (_, t) in rest {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Wakes a thread blocked in [`wait_readable`] from any other thread.
-pub(super) struct Waker {
-    tx: UnixStream,
-    rx: UnixStream,
-}
-
-impl Waker {
-    pub(super) fn new() -> io::Result<Waker> {
-        let (tx, rx) = UnixStream::pair()?;
-        tx.set_nonblocking(true)?;
-        rx.set_nonblocking(true)?;
-        Ok(Waker { tx, rx })
-    }
-
-    /// Makes the waker's descriptor readable. A full buffer means a wake-up is pending anyway.
-    pub(super) fn wake(&self) {
-        let _ = (&self.tx).write(&[1]);
-    }
-
-    pub(super) fn fd(&self) -> RawFd {
-        self.rx.as_raw_fd()
-    }
-
-    /// Consumes pending wake-ups.
-    pub(super) fn drain(&self) {
-        let mut buf = [0u8; 64];
-        while matches!((&self.rx).read(&mut buf), Ok(n) if n > 0) {}
-    }
-}
-
-/// Blocks until one of `fds` is readable or hung up, or `timeout` passes (`None`: no limit).
-pub(super) fn wait_readable(fds: &[RawFd], timeout: Option<Duration>) -> io::Result<()> {
-    let mut pfds: Vec<libc::pollfd> = fds
-        .iter()
-        .map(|&fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let ms = timeout.map_or(-1, |t| t.as_millis().clamp(1, i32::MAX as u128) as i32);
-    // SAFETY: `pfds` is a valid array of `pfds.len()` pollfd structures.
-    let r = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, ms) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
