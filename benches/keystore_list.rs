@@ -26,37 +26,23 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use chain_node::crypto::Address;
 use chain_node::keystore::index::{Index, CACHE_FILE, RACY_WINDOW};
-use chain_node::keystore::{key_file_name, Keystore};
+use chain_node::keystore::Keystore;
+#[path = "support/key_files.rs"]
+mod key_files;
+
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, SamplingMode};
-use sha2::{Digest, Sha256};
 
 /// Number of key files in the bench keystore.
 const COUNT: usize = 100_000;
-
-/// A real key file written by `chain-keytool new` (passphrase `pw`, standard scrypt).
-/// `compare.sh` holds the same template; keep them in step.
-const TEMPLATE: &str = r#"{"address":"247f66cfb311fb9020c439c11f787b7e2265ff27","crypto":{"cipher":"aes-128-ctr","ciphertext":"82810d8067968326469e117f9af87b2a368fde6d7ba79d25caa8be968da0e52f","cipherparams":{"iv":"1672d636a4e58706d9cb065a3a1f85b2"},"kdf":"scrypt","kdfparams":{"dklen":32,"n":262144,"p":1,"r":8,"salt":"78fda4c277497ea81f15dac5349b323893535567fdc64ce8bffd772e8a75613c"},"mac":"a000469d0e142f4aa2a0061f20a91f5965ec520d31dc725bfd509ea267c77a67"},"id":"efe7da0e-7178-49ce-8b8e-f9ad65cbbe62","version":3}"#;
-const TEMPLATE_ADDRESS: &str = "247f66cfb311fb9020c439c11f787b7e2265ff27";
-/// 2024-01-01T00:00:00Z; file i is stamped i nanoseconds later.
-const BASE_SECS: u64 = 1_704_067_200;
 
 fn keystore_dir() -> PathBuf {
     match std::env::var_os("BENCH_KEYSTORE_DIR") {
         Some(d) => PathBuf::from(d),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-keystore-100k"),
     }
-}
-
-/// The address of bench key file `i`: the first 20 bytes of SHA-256(`chain-node-bench-<i>`).
-fn bench_address(i: usize) -> Address {
-    let h = Sha256::digest(format!("chain-node-bench-{i}").as_bytes());
-    let mut a = [0u8; 20];
-    a.copy_from_slice(&h[..20]);
-    Address(a)
 }
 
 fn count_key_files(dir: &Path) -> usize {
@@ -87,12 +73,7 @@ fn ensure_keystore(dir: &Path) {
     let partial = dir.with_extension("partial");
     let _ = fs::remove_dir_all(&partial);
     fs::create_dir_all(&partial).expect("create the bench keystore");
-    for i in 0..COUNT {
-        let address = bench_address(i);
-        let name = key_file_name(UNIX_EPOCH + Duration::new(BASE_SECS, i as u32), address);
-        let body = TEMPLATE.replace(TEMPLATE_ADDRESS, &address.to_hex());
-        fs::write(partial.join(name), body).expect("write a bench key file");
-    }
+    key_files::write_copies(&partial, COUNT);
     if dir.exists() {
         fs::remove_dir_all(dir).expect("remove the incomplete bench keystore");
     }
@@ -168,11 +149,9 @@ fn bench_list(c: &mut Criterion) {
 
     // A saved index that no longer matches the directory: one key file added or removed by
     // another process since it was saved. Every file is stat'ed; only the new one is read.
-    let extra = dir.join(key_file_name(
-        UNIX_EPOCH + Duration::new(BASE_SECS + 86_400, 0),
-        bench_address(COUNT),
-    ));
-    let extra_body = TEMPLATE.replace(TEMPLATE_ADDRESS, &bench_address(COUNT).to_hex());
+    let (extra_name, extra_body) =
+        key_files::copy(COUNT, key_files::stamp(0) + Duration::from_secs(86_400));
+    let extra = dir.join(extra_name);
     g.measurement_time(Duration::from_secs(8));
     let mut prepared = false;
     g.bench_function("rescan_one_file_changed", |b| {

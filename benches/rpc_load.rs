@@ -50,17 +50,18 @@ use std::fs;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 use std::sync::Barrier;
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/key_files.rs"]
+mod key_files;
 
-use chain_node::crypto::{self, Address, SecretKey};
-use chain_node::keystore::{key_file_name, keydata, Keystore, ScryptParams};
-use sha2::{Digest, Sha256};
+use chain_node::crypto::{self, SecretKey};
+use chain_node::keystore::{keydata, Keystore, ScryptParams};
 
 /// The signing key (the README's example): its address, passphrase.
 const KEY: &str = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e";
@@ -68,11 +69,6 @@ const KEY_ADDRESS: &str = "0x819104a190255e0cedbdd9d5f59a557633d79db1";
 const PASSWORD: &str = "pw";
 /// Key files besides the signing key.
 const COPIES: usize = 1000;
-/// A real key file written by `chain-keytool new` (the template of `keystore_list.rs`).
-const TEMPLATE: &str = r#"{"address":"247f66cfb311fb9020c439c11f787b7e2265ff27","crypto":{"cipher":"aes-128-ctr","ciphertext":"82810d8067968326469e117f9af87b2a368fde6d7ba79d25caa8be968da0e52f","cipherparams":{"iv":"1672d636a4e58706d9cb065a3a1f85b2"},"kdf":"scrypt","kdfparams":{"dklen":32,"n":262144,"p":1,"r":8,"salt":"78fda4c277497ea81f15dac5349b323893535567fdc64ce8bffd772e8a75613c"},"mac":"a000469d0e142f4aa2a0061f20a91f5965ec520d31dc725bfd509ea267c77a67"},"id":"efe7da0e-7178-49ce-8b8e-f9ad65cbbe62","version":3}"#;
-const TEMPLATE_ADDRESS: &str = "247f66cfb311fb9020c439c11f787b7e2265ff27";
-/// 2024-01-01T00:00:00Z; copy i is stamped i nanoseconds later.
-const BASE_SECS: u64 = 1_704_067_200;
 
 const MODULES_BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules","params":[]}"#;
 const LIST_BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"personal_listAccounts","params":[]}"#;
@@ -302,14 +298,6 @@ fn parse_baseline() -> HashMap<usize, f64> {
         .collect()
 }
 
-/// The address of copy `i`: the first 20 bytes of SHA-256(`chain-node-bench-<i>`).
-fn bench_address(i: usize) -> Address {
-    let h = Sha256::digest(format!("chain-node-bench-{i}").as_bytes());
-    let mut a = [0u8; 20];
-    a.copy_from_slice(&h[..20]);
-    Address(a)
-}
-
 /// A keystore at `dir` (mode 0700) of [`COPIES`] template copies (mode 0600) plus the signing
 /// key imported with light scrypt.
 fn make_keystore(dir: &Path) {
@@ -318,18 +306,7 @@ fn make_keystore(dir: &Path) {
         .recursive(true)
         .create(dir)
         .expect("create the keystore");
-    for i in 0..COPIES {
-        let address = bench_address(i);
-        let name = key_file_name(UNIX_EPOCH + Duration::new(BASE_SECS, i as u32), address);
-        let body = TEMPLATE.replace(TEMPLATE_ADDRESS, &address.to_hex());
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(dir.join(name))
-            .and_then(|mut f| f.write_all(body.as_bytes()))
-            .expect("write a key file");
-    }
+    key_files::write_copies(dir, COPIES);
     let ks = Keystore::open(dir)
         .unwrap()
         .with_scrypt(ScryptParams::LIGHT);
@@ -390,15 +367,6 @@ impl Target {
             body.len()
         )
         .into_bytes()
-    }
-
-    /// A blocking connection (with time-outs), for the calls made before the load.
-    fn connect(&self) -> io::Result<Conn> {
-        let stream = TcpStream::connect(&self.addr)?;
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(IO_TIMEOUT))?;
-        stream.set_write_timeout(Some(IO_TIMEOUT))?;
-        Ok(Conn::new(stream))
     }
 
     /// A non-blocking connection for the event loop (connected before it is made
@@ -530,19 +498,6 @@ impl Conn {
         self.head = None;
         self.sent = 0;
     }
-
-    /// Blocking: sends `req` and reads one whole response.
-    fn roundtrip(&mut self, req: &[u8]) -> io::Result<Reply> {
-        self.stream.write_all(req)?;
-        loop {
-            if let Some(reply) = self.parse()? {
-                return Ok(reply);
-            }
-            if !self.read_some()? {
-                return Err(io::ErrorKind::TimedOut.into());
-            }
-        }
-    }
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -570,10 +525,9 @@ fn is_success(conn: &Conn, reply: &Reply) -> bool {
 
 /// One call on a fresh connection: the parsed reply.
 fn call_once(target: &Target, body: &str) -> serde_json::Value {
-    let mut conn = target.connect().expect("connect to chaind");
-    let reply = conn.roundtrip(&target.request(body)).expect("a response");
-    assert_eq!(reply.status, 200);
-    serde_json::from_slice(&conn.buf[reply.body.clone()]).expect("a JSON reply")
+    let (status, text) = common::http_post(&format!("http://{}", target.addr), body);
+    assert_eq!(status, 200, "{text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"))
 }
 
 /// The figures of one case.
