@@ -1688,27 +1688,10 @@ fn http_and_ws_endpoints_stop_themselves() {
 /// the response head, lower-cased.
 fn post_with(url: &str, host: &str, headers: &[(&str, &str)]) -> (u16, String) {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules"}"#;
-    let mut s = TcpStream::connect(host_port(url)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut req = format!(
-        "POST / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).unwrap();
-    let head = resp.split("\r\n\r\n").next().unwrap_or("").to_lowercase();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, head)
+    let mut all = vec![("Content-Type", "application/json")];
+    all.extend_from_slice(headers);
+    let (status, head, _) = common::http_exchange(url, "POST", host, &all, body);
+    (status, head.to_lowercase())
 }
 
 /// The `Access-Control-Allow-Origin` value of a lower-cased response head.

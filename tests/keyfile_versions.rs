@@ -78,20 +78,16 @@ const KEY_A: &str = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb267
 // The own address of key f8cc... (keyring[0][0] of the role-based file), reference 2.3.
 const ADDR_F_OWN: &str = "0x90b3e9a3770481345a7f17f22f16d020bccfd33e";
 
+/// Asserts success with nothing on stderr; returns stdout without its final newline.
 #[track_caller]
 fn ok(r: &Run) -> String {
-    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
-    assert!(r.stdout.ends_with('\n'), "{r:?}");
-    r.stdout[..r.stdout.len() - 1].to_string()
+    r.output_line()
 }
 
+/// Asserts a failure with exactly `error: <msg>\n` on stderr, exit `code`, nothing on stdout.
 #[track_caller]
 fn fails(r: &Run, code: i32, msg: &str) {
-    assert_eq!(
-        (r.stderr.as_str(), r.code, r.stdout.as_str()),
-        (format!("error: {msg}\n").as_str(), code, ""),
-        "{r:?}"
-    );
+    r.assert_fails(code, msg)
 }
 
 fn case(name: &str) -> serde_json::Value {

@@ -112,24 +112,13 @@ impl Env {
 /// Asserts success with nothing on stderr; returns stdout without its final newline.
 #[track_caller]
 fn ok(r: &Run) -> String {
-    assert_eq!(
-        (r.code, r.stderr.as_str()),
-        (0, ""),
-        "command failed: {r:?}"
-    );
-    assert!(
-        r.stdout.ends_with('\n'),
-        "output must end with a newline: {r:?}"
-    );
-    r.stdout[..r.stdout.len() - 1].to_string()
+    r.output_line()
 }
 
 /// Asserts a failure with exactly `error: <msg>\n` on stderr, exit `code`, nothing on stdout.
 #[track_caller]
 fn fails(r: &Run, code: i32, msg: &str) {
-    assert_eq!(r.stderr, format!("error: {msg}\n"), "stderr of {r:?}");
-    assert_eq!(r.code, code, "exit code of {r:?}");
-    assert_eq!(r.stdout, "", "stdout of {r:?}");
+    r.assert_fails(code, msg)
 }
 
 /// Runs `f` and asserts that the keystore directory is byte-for-byte the same afterwards.

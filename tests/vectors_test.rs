@@ -32,24 +32,16 @@ fn unhex(h: &str) -> Vec<u8> {
     hex::decode(h.strip_prefix("0x").unwrap_or(h)).unwrap()
 }
 
+/// Asserts success with nothing on stderr; returns stdout without its final newline.
 #[track_caller]
 fn ok(r: &Run) -> String {
-    assert_eq!(
-        (r.code, r.stderr.as_str()),
-        (0, ""),
-        "command failed: {r:?}"
-    );
-    assert!(r.stdout.ends_with('\n'), "{r:?}");
-    r.stdout[..r.stdout.len() - 1].to_string()
+    r.output_line()
 }
 
+/// Asserts a failure with exactly `error: <msg>\n` on stderr, exit `code`, nothing on stdout.
 #[track_caller]
 fn fails(r: &Run, code: i32, msg: &str) {
-    assert_eq!(
-        (r.stderr.as_str(), r.code, r.stdout.as_str()),
-        (format!("error: {msg}\n").as_str(), code, ""),
-        "{r:?}"
-    );
+    r.assert_fails(code, msg)
 }
 
 // ---------------------------------------------------------------------------------------------

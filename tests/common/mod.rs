@@ -31,6 +31,32 @@ impl From<Output> for Run {
     }
 }
 
+impl Run {
+    /// Asserts success with nothing on stderr; returns stdout without its final newline.
+    #[track_caller]
+    pub fn output_line(&self) -> String {
+        assert_eq!(
+            (self.code, self.stderr.as_str()),
+            (0, ""),
+            "command failed: {self:?}"
+        );
+        assert!(
+            self.stdout.ends_with('\n'),
+            "output must end with a newline: {self:?}"
+        );
+        self.stdout[..self.stdout.len() - 1].to_string()
+    }
+
+    /// Asserts a failure with exactly `error: <msg>\n` on stderr, exit `code`, nothing on
+    /// stdout.
+    #[track_caller]
+    pub fn assert_fails(&self, code: i32, msg: &str) {
+        assert_eq!(self.stderr, format!("error: {msg}\n"), "stderr of {self:?}");
+        assert_eq!(self.code, code, "exit code of {self:?}");
+        assert_eq!(self.stdout, "", "stdout of {self:?}");
+    }
+}
+
 /// Starts `chain-keytool --keystore <ks> ARGS...` with no terminal and piped output, for a
 /// test that waits on it (or kills it) itself.
 pub fn spawn_keytool(ks: &Path, args: &[&str]) -> std::process::Child {
@@ -251,13 +277,26 @@ pub fn http_post(url: &str, body: &str) -> (u16, String) {
 
 /// One HTTP/1.1 request over a fresh connection; returns the status and the body.
 pub fn http_raw(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+    let (status, _, body) = http_exchange(url, method, "localhost", headers, body);
+    (status, body)
+}
+
+/// One HTTP/1.1 request with the given `Host` over a fresh connection (closed after it);
+/// returns the status, the response head and the body.
+pub fn http_exchange(
+    url: &str,
+    method: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     use std::io::{Read, Write};
     let addr = url.strip_prefix("http://").unwrap().trim_end_matches('/');
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
         .unwrap();
     let mut req = format!(
-        "{method} / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
     for (k, v) in headers {
@@ -276,8 +315,7 @@ pub fn http_raw(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
     // chaind always answers with Content-Length, never chunked.
-    let body = rest.to_string();
-    (status, body)
+    (status, head.to_string(), rest.to_string())
 }
 
 /// A JSON-RPC call over HTTP: the parsed response object.
