@@ -13,12 +13,12 @@ use serde_json::Value;
 use zeroize::Zeroizing;
 
 use crate::api::spec;
+use crate::api::{MethodSpec, ParamKind, ParamSpec};
 use crate::console::{self, LineError, Passphrases};
 use crate::datadir;
 use crate::passphrase::{self, PassphraseError};
 use crate::rpc::client::{endpoint_kind, Client, ClientError, EndpointKind};
 use crate::rpc::error::METHOD_NOT_FOUND;
-use crate::rpc::{MethodSpec, ParamKind, ParamSpec};
 
 /// The endpoint tried when no IPC socket exists in the default data directory.
 pub const FALLBACK_ENDPOINT: &str = "http://localhost:8551";
@@ -145,7 +145,7 @@ errors as `error CODE: MESSAGE`, and the console goes on. ctrl-c drops the line 
 /// `chainctl MODULE`: one subcommand per method of the module in the table. The long help
 /// (and so the man page) lists every method with its parameters.
 fn module_command(module: &'static str) -> Command {
-    let methods: Vec<&'static MethodSpec> = spec::METHODS
+    let methods: Vec<&'static MethodSpec> = spec::methods()
         .iter()
         .filter(|m| m.module() == module)
         .collect();
@@ -665,7 +665,7 @@ mod tests {
     #[test]
     fn every_table_method_is_a_command() {
         let cmd = command();
-        for m in spec::METHODS {
+        for m in spec::methods() {
             let (module, method) = m.name.split_once('_').unwrap();
             let sub = cmd
                 .find_subcommand(module)

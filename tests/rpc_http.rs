@@ -10,9 +10,7 @@ use std::time::Duration;
 use chain_node::rpc::endpoint::{Endpoint, HttpConfig};
 use chain_node::rpc::http::HttpServer;
 use chain_node::rpc::server::DEFAULT_LIMITS;
-use chain_node::rpc::{
-    Call, Dispatcher, Limits, MethodSpec, ParamKind, ParamSpec, Params, Registry, Transport,
-};
+use chain_node::rpc::{Call, Dispatcher, Limits, Params, Registry, Transport};
 use serde_json::{json, Value};
 
 /// How long a test client waits for a byte before the test fails instead of hanging.
@@ -24,26 +22,18 @@ static PEAK: AtomicUsize = AtomicUsize::new(0);
 
 fn registry() -> Arc<Registry> {
     let mut r = Registry::default();
-    const ECHO: &[ParamSpec] = &[ParamSpec {
-        name: "value",
-        kind: ParamKind::Any,
-        optional: false,
-    }];
+    // rpc_modules, as the node declares it.
+    chain_node::api::register(&Arc::new(chain_node::api::rpc::RpcApi), &mut r);
+    // Returns its argument.
     r.register(
-        MethodSpec {
-            name: "test_echo",
-            params: ECHO,
-            summary: "returns its argument",
-        },
+        "test_echo",
+        1,
         Arc::new(|_c: &Call, p: &Params| p.required::<Value>(0)),
     );
-    const NONE: &[ParamSpec] = &[];
+    // Runs for 200 ms; answers the most calls seen running at once.
     r.register(
-        MethodSpec {
-            name: "test_slow",
-            params: NONE,
-            summary: "runs for 200 ms; answers the most calls seen running at once",
-        },
+        "test_slow",
+        0,
         Arc::new(|_c: &Call, _p: &Params| {
             let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
             PEAK.fetch_max(now, Ordering::SeqCst);

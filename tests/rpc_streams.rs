@@ -16,8 +16,8 @@ use chain_node::rpc::ipc::{IpcServer, MAX_IPC_MESSAGE_BYTES};
 use chain_node::rpc::server::DEFAULT_LIMITS;
 use chain_node::rpc::ws::WsServer;
 use chain_node::rpc::{
-    Call, Dispatcher, Feed, FeedKind, Limits, MethodSpec, Notifier, ParamKind, ParamSpec, Params,
-    Registry, RpcError, SubscriptionKind, Transport,
+    Attachment, Call, Dispatcher, Feed, FeedKind, Limits, Notifier, Params, Registry, RpcError,
+    SubscriptionKind, Transport,
 };
 use serde_json::{json, Value};
 use tungstenite::client::IntoClientRequest;
@@ -36,7 +36,7 @@ const LIMIT_MESSAGE: &str = "Maximum 2 subscriptions are allowed for a websocket
 struct Eager(Arc<Feed>);
 
 impl SubscriptionKind for Eager {
-    fn subscribe(&self, args: &Params, notifier: Notifier) -> Result<(), RpcError> {
+    fn subscribe(&self, args: &Params, notifier: Notifier) -> Result<Attachment, RpcError> {
         notifier.notify(&json!("first"));
         FeedKind(self.0.clone()).subscribe(args, notifier)
     }
@@ -47,7 +47,7 @@ impl SubscriptionKind for Eager {
 struct Broken;
 
 impl SubscriptionKind for Broken {
-    fn subscribe(&self, _args: &Params, notifier: Notifier) -> Result<(), RpcError> {
+    fn subscribe(&self, _args: &Params, notifier: Notifier) -> Result<Attachment, RpcError> {
         notifier.notify(&json!("must not be seen"));
         Err(RpcError::invalid_params("broken"))
     }
@@ -59,18 +59,13 @@ struct Node {
 }
 
 fn node() -> Node {
-    const ONE: &[ParamSpec] = &[ParamSpec {
-        name: "value",
-        kind: ParamKind::Any,
-        optional: false,
-    }];
     let mut r = Registry::default();
+    // rpc_modules, as the node declares it.
+    chain_node::api::register(&Arc::new(chain_node::api::rpc::RpcApi), &mut r);
+    // Returns its argument.
     r.register(
-        MethodSpec {
-            name: "chain_echo",
-            params: ONE,
-            summary: "returns its argument",
-        },
+        "chain_echo",
+        1,
         Arc::new(|_c: &Call, p: &Params| Ok(p.raw(0).cloned().unwrap_or(Value::Null))),
     );
     let feed = Feed::new();
@@ -101,12 +96,7 @@ impl Node {
             false,
             DEFAULT_LIMITS,
         );
-        IpcServer::start(
-            &IpcConfig {
-                path: path.to_path_buf(),
-            },
-            d,
-        )
+        IpcServer::start(&IpcConfig::new(path.to_path_buf()), d)
     }
 }
 

@@ -25,7 +25,10 @@ fn registry(dir: &std::path::Path, allow_insecure: bool) -> (Arc<Registry>, Arc<
     ks.import(&keydata::parse(KEY).unwrap(), "pw").unwrap();
     let unlocked = Arc::new(Unlocked::new());
     let mut r = Registry::default();
-    Arc::new(PersonalApi::new(ks, unlocked.clone(), allow_insecure)).register(&mut r);
+    chain_node::api::register(
+        &Arc::new(PersonalApi::new(ks, unlocked.clone(), allow_insecure)),
+        &mut r,
+    );
     (Arc::new(r), unlocked)
 }
 

@@ -4,11 +4,11 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
-
-use super::register;
+use super::error::{AdminError, Result};
+use super::method::{opt, p, Method, Namespace, ParamKind as K};
+use crate::method;
 use crate::rpc::server::parse_module_list;
-use crate::rpc::{Params, Registry, RpcError, SubscriptionLimit};
+use crate::rpc::{Call, Params, Registry, SubscriptionLimit};
 
 /// Defaults of `admin_startHTTP` / `admin_startWS` (the service spec's).
 pub const DEFAULT_HTTP_PORT: u16 = 8551;
@@ -28,13 +28,13 @@ pub struct EndpointRequest {
     pub vhosts: Option<Vec<String>>,
 }
 
-/// The node's control over its endpoints. Errors are the messages to return
-/// (`HTTP RPC already running on <host>:<port>`, `HTTP RPC not running`, listen errors).
+/// The node's control over its endpoints: the API asks for an endpoint serving `registry`
+/// without knowing sockets.
 pub trait Endpoints: Send + Sync {
-    fn start_http(&self, req: EndpointRequest) -> Result<(), String>;
-    fn stop_http(&self) -> Result<(), String>;
-    fn start_ws(&self, req: EndpointRequest) -> Result<(), String>;
-    fn stop_ws(&self) -> Result<(), String>;
+    fn start_http(&self, req: EndpointRequest, registry: Arc<Registry>) -> Result<()>;
+    fn stop_http(&self) -> Result<()>;
+    fn start_ws(&self, req: EndpointRequest, registry: Arc<Registry>) -> Result<()>;
+    fn stop_ws(&self) -> Result<()>;
 }
 
 /// The `admin` namespace.
@@ -42,6 +42,78 @@ pub struct AdminApi {
     datadir: PathBuf,
     endpoints: Arc<dyn Endpoints>,
     limit: SubscriptionLimit,
+}
+
+const HTTP_PARAMS: &[super::method::ParamSpec] = &[
+    opt("host", K::String),
+    opt("port", K::Integer),
+    opt("cors", K::String),
+    opt("apis", K::String),
+    opt("vhosts", K::String),
+];
+
+impl Namespace for AdminApi {
+    const MODULE: &'static str = "admin";
+    const METHODS: &'static [Method<Self>] = &[
+        method!(
+            "admin_datadir",
+            [],
+            "The node's data directory (absolute path)",
+            Self::datadir
+        ),
+        Method {
+            spec: super::method::MethodSpec {
+                name: "admin_startHTTP",
+                params: HTTP_PARAMS,
+                summary: "Open the HTTP endpoint (defaults: localhost, 8551, no CORS, chain,net,rpc, localhost)",
+            },
+            handler: |a, c, p| super::method::reply(a.start_http(c, p)),
+        },
+        method!("admin_stopHTTP", [], "Close the HTTP endpoint", Self::stop_http),
+        Method {
+            spec: super::method::MethodSpec {
+                name: "admin_startRPC",
+                params: HTTP_PARAMS,
+                summary: "Deprecated alias of admin_startHTTP",
+            },
+            handler: |a, c, p| {
+                deprecated("admin.StartRPC", "admin.StartHTTP");
+                super::method::reply(a.start_http(c, p))
+            },
+        },
+        Method {
+            spec: super::method::MethodSpec {
+                name: "admin_stopRPC",
+                params: &[],
+                summary: "Deprecated alias of admin_stopHTTP",
+            },
+            handler: |a, c, p| {
+                deprecated("admin.StopRPC", "admin.StopHTTP");
+                super::method::reply(a.stop_http(c, p))
+            },
+        },
+        method!(
+            "admin_startWS",
+            [opt("host", K::String), opt("port", K::Integer), opt("origins", K::String), opt("apis", K::String)],
+            "Open the WebSocket endpoint (defaults: localhost, 8552, localhost origins, chain,net,personal)",
+            Self::start_ws
+        ),
+        method!("admin_stopWS", [], "Close the WebSocket endpoint", Self::stop_ws),
+        method!(
+            "admin_setMaxSubscriptionPerWSConn",
+            [p("limit", K::Integer)],
+            "Set the most subscriptions one WebSocket or IPC connection may hold (at least 1)",
+            Self::set_max_subscriptions
+        ),
+    ];
+}
+
+/// Logs the use of a deprecated method, as the reference does.
+fn deprecated(method: &str, instead: &str) {
+    crate::log::warn(
+        "Deprecation warning",
+        &[("method", method), ("use-instead", instead)],
+    );
 }
 
 /// The entries of a comma-separated list (`--rpccorsdomain`, `--rpcvhosts`, `--wsorigins`, the
@@ -66,68 +138,12 @@ impl AdminApi {
         }
     }
 
-    pub fn register(self: &Arc<Self>, r: &mut Registry) {
-        let a = self.clone();
-        register(r, "admin_datadir", move |_, _| {
-            Ok(json!(a.datadir.display().to_string()))
-        });
-        for (name, deprecated) in [("admin_startHTTP", false), ("admin_startRPC", true)] {
-            let a = self.clone();
-            register(r, name, move |_, p| {
-                if deprecated {
-                    crate::log::warn(
-                        "Deprecation warning",
-                        &[
-                            ("method", "admin.StartRPC"),
-                            ("use-instead", "admin.StartHTTP"),
-                        ],
-                    );
-                }
-                a.start_http(p)
-            });
-        }
-        for (name, deprecated) in [("admin_stopHTTP", false), ("admin_stopRPC", true)] {
-            let a = self.clone();
-            register(r, name, move |_, _| {
-                if deprecated {
-                    crate::log::warn(
-                        "Deprecation warning",
-                        &[
-                            ("method", "admin.StopRPC"),
-                            ("use-instead", "admin.StopHTTP"),
-                        ],
-                    );
-                }
-                a.endpoints.stop_http().map_err(RpcError::server)?;
-                Ok(Value::Bool(true))
-            });
-        }
-        let a = self.clone();
-        register(r, "admin_startWS", move |_, p| a.start_ws(p));
-        let a = self.clone();
-        register(r, "admin_stopWS", move |_, _| {
-            a.endpoints.stop_ws().map_err(RpcError::server)?;
-            Ok(Value::Bool(true))
-        });
-        let a = self.clone();
-        register(r, "admin_setMaxSubscriptionPerWSConn", move |_, p| {
-            let limit: i32 = p.required(0)?;
-            if limit < 1 {
-                return Err(RpcError::server(format!(
-                    "invalid subscription limit {limit}: must be at least 1"
-                )));
-            }
-            a.limit.set(i64::from(limit));
-            Ok(Value::Null)
-        });
+    /// `admin_datadir`: the absolute data directory.
+    fn datadir(&self, _: &Call, _: &Params) -> Result<String> {
+        Ok(self.datadir.display().to_string())
     }
 
-    fn request(
-        p: &Params,
-        port: u16,
-        apis: &str,
-        with_vhosts: bool,
-    ) -> Result<EndpointRequest, RpcError> {
+    fn request(p: &Params, port: u16, apis: &str, with_vhosts: bool) -> Result<EndpointRequest> {
         Ok(EndpointRequest {
             host: p
                 .optional::<String>(0)?
@@ -147,16 +163,38 @@ impl AdminApi {
     }
 
     /// `admin_startHTTP(host?, port?, cors?, apis?, vhosts?)`: true, or an error.
-    fn start_http(&self, p: &Params) -> Result<Value, RpcError> {
+    fn start_http(&self, call: &Call, p: &Params) -> Result<bool> {
         let req = Self::request(p, DEFAULT_HTTP_PORT, DEFAULT_HTTP_APIS, true)?;
-        self.endpoints.start_http(req).map_err(RpcError::server)?;
-        Ok(Value::Bool(true))
+        self.endpoints.start_http(req, call.registry().clone())?;
+        Ok(true)
+    }
+
+    /// `admin_stopHTTP`: true, or `HTTP RPC not running`.
+    fn stop_http(&self, _: &Call, _: &Params) -> Result<bool> {
+        self.endpoints.stop_http()?;
+        Ok(true)
     }
 
     /// `admin_startWS(host?, port?, origins?, apis?)`: true, or an error.
-    fn start_ws(&self, p: &Params) -> Result<Value, RpcError> {
+    fn start_ws(&self, call: &Call, p: &Params) -> Result<bool> {
         let req = Self::request(p, DEFAULT_WS_PORT, DEFAULT_WS_APIS, false)?;
-        self.endpoints.start_ws(req).map_err(RpcError::server)?;
-        Ok(Value::Bool(true))
+        self.endpoints.start_ws(req, call.registry().clone())?;
+        Ok(true)
+    }
+
+    /// `admin_stopWS`: true, or `WebSocket RPC not running`.
+    fn stop_ws(&self, _: &Call, _: &Params) -> Result<bool> {
+        self.endpoints.stop_ws()?;
+        Ok(true)
+    }
+
+    /// `admin_setMaxSubscriptionPerWSConn(limit)`: null; the limit must be at least 1.
+    fn set_max_subscriptions(&self, _: &Call, p: &Params) -> Result<()> {
+        let limit: i32 = p.required(0)?;
+        if limit < 1 {
+            return Err(AdminError::SubscriptionLimit(limit).into());
+        }
+        self.limit.set(i64::from(limit));
+        Ok(())
     }
 }

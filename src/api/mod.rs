@@ -1,33 +1,27 @@
-//! The JSON-RPC namespaces: one type per module holding only the handles it uses, and the one
-//! place where library errors become JSON-RPC errors. `api` knows nothing of sockets.
+//! The JSON-RPC namespaces: one type per module holding only the handles it uses, each
+//! declaring its methods once ([`method`]), and the one place where domain errors become
+//! JSON-RPC errors ([`error`]). `api` knows nothing of sockets.
 
 pub mod admin;
 pub mod chain;
+pub mod error;
+pub mod method;
 pub mod net;
 pub mod personal;
+pub mod rpc;
 pub mod spec;
 pub mod web3;
 
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::crypto::Address;
-use crate::keystore;
-use crate::rpc::{Call, FromParam, Params, Registry, RpcError};
+use crate::rpc::{FromParam, Registry};
 
-impl From<keystore::Error> for RpcError {
-    /// Every keystore failure is a plain method error: -32000 with the keystore's text.
-    fn from(e: keystore::Error) -> RpcError {
-        RpcError::server(e.to_string())
-    }
-}
-
-impl From<crate::crypto::CryptoError> for RpcError {
-    fn from(e: crate::crypto::CryptoError) -> RpcError {
-        RpcError::server(e.to_string())
-    }
-}
+pub use error::Error;
+pub use method::{register, MethodSpec, Namespace, ParamKind, ParamSpec};
 
 impl FromParam for Address {
     /// `0x` + 40 hex digits, any case; `null` and other types are refused.
@@ -42,16 +36,44 @@ impl FromParam for Address {
     }
 }
 
-/// Registers `f` as the handler of the method `name` of [`spec::METHODS`].
-pub(crate) fn register<F>(r: &mut Registry, name: &str, f: F)
-where
-    F: Fn(&Call, &Params) -> Result<Value, RpcError> + Send + Sync + 'static,
-{
-    let spec = spec::find(name).unwrap_or_else(|| panic!("{name} is not in api::spec::METHODS"));
-    r.register(*spec, Arc::new(f));
+impl Serialize for Address {
+    /// `0x` + 40 lower-case hex digits.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut buf = Vec::with_capacity(42);
+        self.write_hex0x(&mut buf);
+        s.serialize_str(std::str::from_utf8(&buf).expect("hex digits are ASCII"))
+    }
 }
 
-/// Hex with `0x`, lower case.
-pub(crate) fn hex0x(b: &[u8]) -> Value {
-    Value::String(crate::crypto::to_hex0x(b))
+/// Bytes answered as `0x` + lower-case hex.
+pub struct HexOut(pub Vec<u8>);
+
+impl Serialize for HexOut {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut buf = Vec::with_capacity(2 + 2 * self.0.len());
+        crate::crypto::write_hex0x(&self.0, &mut buf);
+        s.serialize_str(std::str::from_utf8(&buf).expect("hex digits are ASCII"))
+    }
+}
+
+/// Every namespace of the node, built once with the handles each one uses.
+pub struct Apis {
+    pub admin: Arc<admin::AdminApi>,
+    pub chain: Arc<chain::ChainApi>,
+    pub net: Arc<net::NetApi>,
+    pub personal: Arc<personal::PersonalApi>,
+    pub rpc: Arc<rpc::RpcApi>,
+    pub web3: Arc<web3::Web3Api>,
+}
+
+impl Apis {
+    /// Registers every method and subscription kind of every namespace.
+    pub fn register(&self, r: &mut Registry) {
+        register(&self.admin, r);
+        register(&self.chain, r);
+        register(&self.net, r);
+        register(&self.personal, r);
+        register(&self.rpc, r);
+        register(&self.web3, r);
+    }
 }

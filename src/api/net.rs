@@ -4,15 +4,33 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use serde_json::{json, Value};
-
-use super::register;
-use crate::rpc::Registry;
+use super::error::Result;
+use super::method::{Method, Namespace};
+use crate::method;
+use crate::rpc::{Call, Params};
 
 /// The `net` namespace.
 pub struct NetApi {
     network_id: u64,
     listening: Arc<AtomicBool>,
+}
+
+impl Namespace for NetApi {
+    const MODULE: &'static str = "net";
+    const METHODS: &'static [Method<Self>] = &[
+        method!(
+            "net_listening",
+            [],
+            "Whether the node accepts peer connections",
+            Self::listening
+        ),
+        method!(
+            "net_version",
+            [],
+            "The network id, as a decimal string",
+            Self::version
+        ),
+    ];
 }
 
 impl NetApi {
@@ -26,14 +44,11 @@ impl NetApi {
         }
     }
 
-    pub fn register(self: &Arc<Self>, r: &mut Registry) {
-        let a = self.clone();
-        register(r, "net_version", move |_, _| {
-            Ok(json!(a.network_id.to_string()))
-        });
-        let a = self.clone();
-        register(r, "net_listening", move |_, _| {
-            Ok(Value::Bool(a.listening.load(Ordering::SeqCst)))
-        });
+    fn version(&self, _: &Call, _: &Params) -> Result<String> {
+        Ok(self.network_id.to_string())
+    }
+
+    fn listening(&self, _: &Call, _: &Params) -> Result<bool> {
+        Ok(self.listening.load(Ordering::SeqCst))
     }
 }

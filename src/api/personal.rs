@@ -1,21 +1,18 @@
-//! `personal`: keystore accounts, unlocking, and signing with key files. Also `chain_sign`
-//! and `chain_accounts`, which share the account look-up.
+//! `personal`: keystore accounts, unlocking, and signing with key files.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use zeroize::Zeroizing;
 
-use super::{hex0x, register};
+use super::error::{AccountError, Result};
+use super::method::{opt, p, Method, Namespace, ParamKind as K};
+use super::HexOut;
 use crate::crypto::{self, Address};
 use crate::keystore::{self, keydata, unlock::Unlocked, Error as KsError, Keystore};
-use crate::rpc::{Call, HexBytes, Params, Registry, RpcError, Transport};
-
-/// How stale `chain_sign`'s look at the keystore directory may be: a key file removed by
-/// another process is noticed within this. Looking on every call (a directory `stat`, which
-/// threads on several cores contend for) cost a tenth of `chain_sign`'s throughput.
-pub const KEYSTORE_RECHECK: Duration = Duration::from_secs(1);
+use crate::method;
+use crate::rpc::{Call, HexBytes, Params, Transport};
 
 /// Default unlock duration, seconds.
 pub const DEFAULT_UNLOCK_SECS: u64 = 300;
@@ -31,21 +28,100 @@ pub struct PersonalApi {
     allow_insecure_unlock: bool,
 }
 
+/// An element of `personal_listWallets`.
 #[derive(Serialize)]
-struct WalletJson {
+#[serde(rename_all = "camelCase")]
+pub struct Wallet {
     url: String,
     status: &'static str,
-    accounts: [AccountJson; 1],
+    accounts: [WalletAccount; 1],
 }
 
 #[derive(Serialize)]
-struct AccountJson {
-    address: String,
+#[serde(rename_all = "camelCase")]
+pub struct WalletAccount {
+    address: Address,
     url: String,
+}
+
+impl Namespace for PersonalApi {
+    const MODULE: &'static str = "personal";
+    const METHODS: &'static [Method<Self>] = &[
+        method!(
+            "personal_deriveAccount",
+            [p("url", K::String), p("path", K::String), opt("pin", K::Bool)],
+            "Derive an account of a hierarchical wallet",
+            Self::derive_account
+        ),
+        method!(
+            "personal_ecRecover",
+            [p("message", K::Bytes), p("signature", K::Bytes)],
+            "The address that signed a message",
+            Self::ec_recover
+        ),
+        method!(
+            "personal_importRawKey",
+            [p("keydata", K::KeyData), p("passphrase", K::NewPassphrase)],
+            "Import a raw private key; returns its address",
+            Self::import_raw_key
+        ),
+        method!(
+            "personal_listAccounts",
+            [],
+            "The addresses of the keystore, sorted by key-file URL",
+            Self::list_accounts
+        ),
+        method!(
+            "personal_listWallets",
+            [],
+            "The keystore's wallets with their lock status",
+            Self::list_wallets
+        ),
+        method!(
+            "personal_lockAccount",
+            [p("address", K::Address)],
+            "Drop an unlocked key from memory",
+            Self::lock_account
+        ),
+        method!(
+            "personal_newAccount",
+            [p("passphrase", K::NewPassphrase)],
+            "Create a new key; returns its address",
+            Self::new_account
+        ),
+        method!(
+            "personal_openWallet",
+            [p("url", K::String), opt("passphrase", K::Passphrase)],
+            "Open a wallet (a no-op for keystore wallets)",
+            Self::open_wallet
+        ),
+        method!(
+            "personal_replaceRawKey",
+            [
+                p("keydata", K::KeyData),
+                p("oldPassphrase", K::Passphrase),
+                p("newPassphrase", K::NewPassphrase)
+            ],
+            "Replace the key of an existing account",
+            Self::replace_raw_key
+        ),
+        method!(
+            "personal_sign",
+            [p("message", K::Bytes), p("account", K::Address), p("password", K::Passphrase)],
+            "Sign a message with a key file",
+            Self::sign
+        ),
+        method!(
+            "personal_unlockAccount",
+            [p("address", K::Address), p("passphrase", K::Passphrase), opt("duration", K::Integer)],
+            "Keep an account's key in memory for duration seconds (default 300, 0 = until shutdown)",
+            Self::unlock_account
+        ),
+    ];
 }
 
 /// A parsed derivation path error, with the reference's messages.
-pub fn parse_derivation_path(path: &str) -> Result<Vec<u32>, String> {
+pub fn parse_derivation_path(path: &str) -> std::result::Result<Vec<u32>, String> {
     let mut components: Vec<&str> = path.split('/').collect();
     if components[0].trim().is_empty() {
         return Err("ambiguous path: use 'm/' prefix for absolute paths, or no leading '/' for relative ones".into());
@@ -130,144 +206,98 @@ impl PersonalApi {
         }
     }
 
-    /// Registers the `personal` methods and `chain_sign`, `chain_accounts`.
-    pub fn register(self: &Arc<Self>, r: &mut Registry) {
-        let a = self.clone();
-        register(r, "personal_newAccount", move |_, p| a.new_account(p));
-        let a = self.clone();
-        register(r, "personal_importRawKey", move |_, p| a.import_raw_key(p));
-        let a = self.clone();
-        register(r, "personal_replaceRawKey", move |_, p| {
-            a.replace_raw_key(p)
-        });
-        let a = self.clone();
-        register(
-            r,
-            "personal_listAccounts",
-            move |_, _| Ok(a.list_accounts()),
-        );
-        let a = self.clone();
-        register(r, "chain_accounts", move |_, _| Ok(a.list_accounts()));
-        let a = self.clone();
-        register(r, "personal_listWallets", move |_, _| Ok(a.list_wallets()));
-        let a = self.clone();
-        register(r, "personal_openWallet", move |_, p| a.open_wallet(p));
-        let a = self.clone();
-        register(r, "personal_deriveAccount", move |_, p| a.derive_account(p));
-        let a = self.clone();
-        register(r, "personal_lockAccount", move |_, p| a.lock_account(p));
-        let a = self.clone();
-        register(r, "personal_unlockAccount", move |c, p| {
-            a.unlock_account(c, p)
-        });
-        let a = self.clone();
-        register(r, "personal_sign", move |_, p| a.sign(p));
-        register(r, "personal_ecRecover", |_, p| ec_recover(p));
-        let a = self.clone();
-        register(r, "chain_sign", move |_, p| a.chain_sign(p));
-    }
-
     /// `personal_newAccount(passphrase)`: the new account's address.
-    fn new_account(&self, p: &Params) -> Result<Value, RpcError> {
-        let pass = zeroize::Zeroizing::new(p.required::<String>(0)?);
-        let acct = self.keystore.new_account(&pass)?;
-        Ok(json!(acct.address.to_string()))
+    fn new_account(&self, _: &Call, p: &Params) -> Result<Address> {
+        let pass = Zeroizing::new(p.required::<String>(0)?);
+        Ok(self.keystore.new_account(&pass)?.address)
     }
 
     /// `personal_importRawKey(keydata, passphrase)`: the imported address.
-    fn import_raw_key(&self, p: &Params) -> Result<Value, RpcError> {
-        let raw = zeroize::Zeroizing::new(p.required::<String>(0)?);
-        let pass = zeroize::Zeroizing::new(p.required::<String>(1)?);
+    fn import_raw_key(&self, _: &Call, p: &Params) -> Result<Address> {
+        let raw = Zeroizing::new(p.required::<String>(0)?);
+        let pass = Zeroizing::new(p.required::<String>(1)?);
         let kd = keydata::parse(&raw)?;
-        let acct = self.keystore.import(&kd, &pass)?;
-        Ok(json!(acct.address.to_string()))
+        Ok(self.keystore.import(&kd, &pass)?.address)
     }
 
     /// `personal_replaceRawKey(keydata, old, new)`: the address; the account is locked after
     /// a successful replace, and nothing changes when it fails.
-    fn replace_raw_key(&self, p: &Params) -> Result<Value, RpcError> {
-        let raw = zeroize::Zeroizing::new(p.required::<String>(0)?);
-        let old = zeroize::Zeroizing::new(p.required::<String>(1)?);
-        let new = zeroize::Zeroizing::new(p.required::<String>(2)?);
+    fn replace_raw_key(&self, _: &Call, p: &Params) -> Result<Address> {
+        let raw = Zeroizing::new(p.required::<String>(0)?);
+        let old = Zeroizing::new(p.required::<String>(1)?);
+        let new = Zeroizing::new(p.required::<String>(2)?);
         let kd = keydata::parse(&raw)?;
         let acct = self.keystore.replace(&kd, &old, &new)?;
         self.unlocked.lock(acct.address);
-        Ok(json!(acct.address.to_string()))
+        Ok(acct.address)
     }
 
-    fn list_accounts(&self) -> Value {
-        let addresses = self.keystore.addresses();
-        Value::Array(
-            addresses
-                .iter()
-                .map(|a| Value::String(a.to_string()))
-                .collect(),
-        )
+    /// `personal_listAccounts`: the addresses of the keystore, sorted by key-file URL.
+    pub fn list_accounts(&self, _: &Call, _: &Params) -> Result<Vec<Address>> {
+        Ok(self.keystore.addresses())
     }
 
-    fn list_wallets(&self) -> Value {
+    /// `personal_listWallets`: one wallet per key file, with its lock status.
+    fn list_wallets(&self, _: &Call, _: &Params) -> Result<Vec<Wallet>> {
         let unlocked = self.unlocked.unlocked_addresses();
-        let wallets: Vec<WalletJson> = self
+        Ok(self
             .keystore
             .accounts()
             .into_iter()
             .map(|a| {
                 let url = a.url();
-                WalletJson {
+                Wallet {
                     status: if unlocked.contains(&a.address) {
                         "Unlocked"
                     } else {
                         "Locked"
                     },
-                    accounts: [AccountJson {
-                        address: a.address.to_string(),
+                    accounts: [WalletAccount {
+                        address: a.address,
                         url: url.clone(),
                     }],
                     url,
                 }
             })
-            .collect();
-        serde_json::to_value(wallets).expect("wallets serialize")
+            .collect())
     }
 
     /// Finds the wallet of `url`: `protocol scheme missing` or `unknown wallet`.
-    fn wallet(&self, url: &str) -> Result<(), RpcError> {
+    fn wallet(&self, url: &str) -> Result<()> {
         match url.split_once("://") {
             Some((scheme, rest)) if !scheme.is_empty() && !rest.contains("://") => {}
-            _ => return Err(RpcError::server("protocol scheme missing")),
+            _ => return Err(AccountError::SchemeMissing.into()),
         }
         if self.keystore.accounts().iter().any(|a| a.url() == url) {
             Ok(())
         } else {
-            Err(RpcError::server("unknown wallet"))
+            Err(AccountError::UnknownWallet.into())
         }
     }
 
     /// `personal_openWallet(url, passphrase?)`: `null` for a keystore wallet (nothing to open).
-    fn open_wallet(&self, p: &Params) -> Result<Value, RpcError> {
+    fn open_wallet(&self, _: &Call, p: &Params) -> Result<()> {
         let url: String = p.required(0)?;
-        let _pass: Option<zeroize::Zeroizing<String>> =
-            p.optional::<String>(1)?.map(zeroize::Zeroizing::new);
-        self.wallet(&url)?;
-        Ok(Value::Null)
+        let _pass: Option<Zeroizing<String>> = p.optional::<String>(1)?.map(Zeroizing::new);
+        self.wallet(&url)
     }
 
     /// `personal_deriveAccount(url, path, pin?)`: keystore wallets cannot derive:
     /// `not supported`, after the wallet and path checks.
-    fn derive_account(&self, p: &Params) -> Result<Value, RpcError> {
+    fn derive_account(&self, _: &Call, p: &Params) -> Result<()> {
         let url: String = p.required(0)?;
         let path: String = p.required(1)?;
         let _pin: Option<bool> = p.optional(2)?;
         self.wallet(&url)?;
-        parse_derivation_path(&path).map_err(RpcError::server)?;
-        Err(RpcError::server("not supported"))
+        parse_derivation_path(&path).map_err(AccountError::DerivationPath)?;
+        Err(AccountError::NotSupported.into())
     }
 
     /// `personal_lockAccount(address)`: true when the keystore holds the account (now locked).
-    fn lock_account(&self, p: &Params) -> Result<Value, RpcError> {
+    fn lock_account(&self, _: &Call, p: &Params) -> Result<bool> {
         let address: Address = p.required(0)?;
         self.unlocked.lock(address);
-        Ok(json!(self.keystore.contains(address)))
+        Ok(self.keystore.contains(address))
     }
 
     /// `personal_unlockAccount(address, passphrase, duration?)`: true, or an error.
@@ -277,17 +307,15 @@ impl PersonalApi {
     /// decrypted (`personal_lockAccount`, `personal_replaceRawKey`), the unlock counts as
     /// having happened just before that lock: the answer is `true` and the account stays
     /// locked, so a key read from a since-replaced file is never kept.
-    fn unlock_account(&self, call: &Call, p: &Params) -> Result<Value, RpcError> {
+    fn unlock_account(&self, call: &Call, p: &Params) -> Result<bool> {
         if call.transport != Transport::Ipc && call.public_listener && !self.allow_insecure_unlock {
-            return Err(RpcError::server(
-                "account unlock with HTTP access is forbidden",
-            ));
+            return Err(AccountError::InsecureUnlock.into());
         }
         let address: Address = p.required(0)?;
-        let pass = zeroize::Zeroizing::new(p.required::<String>(1)?);
+        let pass = Zeroizing::new(p.required::<String>(1)?);
         let secs: u64 = p.optional(2)?.unwrap_or(DEFAULT_UNLOCK_SECS);
         if secs > MAX_UNLOCK_SECS {
-            return Err(RpcError::server("unlock duration too large"));
+            return Err(AccountError::UnlockDurationTooLarge.into());
         }
         let pending = self.unlocked.begin(address);
         let key = self.keystore.load_key(address, &pass)?;
@@ -295,49 +323,29 @@ impl PersonalApi {
         // A duration too far away for the clock is "until shutdown".
         let duration = duration.filter(|d| std::time::Instant::now().checked_add(*d).is_some());
         pending.finish(key, duration);
-        Ok(Value::Bool(true))
+        Ok(true)
     }
 
     /// `personal_sign(message, account, password)`: 65-byte signature, v = 27/28.
-    fn sign(&self, p: &Params) -> Result<Value, RpcError> {
+    fn sign(&self, _: &Call, p: &Params) -> Result<HexOut> {
         let message: HexBytes = p.required(0)?;
         let address: Address = p.required(1)?;
-        let pass = zeroize::Zeroizing::new(p.required::<String>(2)?);
+        let pass = Zeroizing::new(p.required::<String>(2)?);
         // One look at the index: the account's file, or `unknown account`.
         let path = self.keystore.find(address).map_err(|e| match e {
             KsError::NoKey => KsError::UnknownAccount,
             other => other,
         })?;
         let key = keystore::load_key_file(&path, address, &pass)?;
-        Ok(hex0x(&crypto::sign_message(&key, &message.0)))
+        Ok(HexOut(crypto::sign_message(&key, &message.0).to_vec()))
     }
 
-    /// `chain_sign(address, message)`: signs with an unlocked key. The account must still be
-    /// in the keystore (`unknown account` once its key file is gone, even while its key is
-    /// unlocked; noticed within [`KEYSTORE_RECHECK`]), then unlocked (`authentication needed:
-    /// password or unlock`).
-    fn chain_sign(&self, p: &Params) -> Result<Value, RpcError> {
-        let address: Address = p.required(0)?;
-        let message: HexBytes = p.required(1)?;
-        if !self.keystore.contains_within(address, KEYSTORE_RECHECK) {
-            return Err(KsError::UnknownAccount.into());
-        }
-        match self.unlocked.key(address) {
-            Some(key) => Ok(hex0x(&crypto::sign_message(&key, &message.0))),
-            None => Err(RpcError::server(
-                "authentication needed: password or unlock",
-            )),
-        }
+    /// `personal_ecRecover(message, signature)`: the signer's address.
+    fn ec_recover(&self, _: &Call, p: &Params) -> Result<Address> {
+        let message: HexBytes = p.required(0)?;
+        let sig: HexBytes = p.required(1)?;
+        Ok(crypto::recover_message_signer(&message.0, &sig.0)?)
     }
-}
-
-/// `personal_ecRecover(message, signature)`: the signer's address.
-fn ec_recover(p: &Params) -> Result<Value, RpcError> {
-    let message: HexBytes = p.required(0)?;
-    let sig: HexBytes = p.required(1)?;
-    Ok(json!(
-        crypto::recover_message_signer(&message.0, &sig.0)?.to_string()
-    ))
 }
 
 #[cfg(test)]

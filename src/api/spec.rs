@@ -1,109 +1,142 @@
-//! The one table of every JSON-RPC method the node serves: names, positional parameters and a
-//! summary. The node registers a handler for each entry; `chainctl` builds its subcommands,
-//! its passphrase handling and the console's completion from the same table.
+//! The table of every JSON-RPC method the node serves, as clients see it: names, positional
+//! parameters and summaries, derived from the namespaces' own declarations
+//! ([`super::Namespace::METHODS`] and `SUBSCRIPTIONS`). `chainctl` builds its subcommands, its
+//! secret handling and the console's completion from it, and the man pages from those.
 
-use crate::rpc::{MethodSpec, ParamKind as K, ParamSpec};
+use std::sync::LazyLock;
 
-const fn p(name: &'static str, kind: K) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind,
-        optional: false,
-    }
-}
+use super::method::{specs, MethodSpec};
+use super::{admin, chain, net, personal, rpc, web3};
 
-const fn opt(name: &'static str, kind: K) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind,
-        optional: true,
-    }
-}
-
-const fn m(name: &'static str, params: &'static [ParamSpec], summary: &'static str) -> MethodSpec {
-    MethodSpec {
-        name,
-        params,
-        summary,
-    }
-}
+static METHODS: LazyLock<Vec<MethodSpec>> = LazyLock::new(|| {
+    // Modules in alphabetical order, methods in each namespace's declared order.
+    let mut v = Vec::new();
+    v.extend(specs::<admin::AdminApi>());
+    v.extend(specs::<chain::ChainApi>());
+    v.extend(specs::<net::NetApi>());
+    v.extend(specs::<personal::PersonalApi>());
+    v.extend(specs::<rpc::RpcApi>());
+    v.extend(specs::<web3::Web3Api>());
+    v
+});
 
 /// Every method, grouped by module.
-pub static METHODS: &[MethodSpec] = &[
-    // admin
-    m("admin_datadir", &[], "The node's data directory (absolute path)"),
-    m(
-        "admin_startHTTP",
-        &[opt("host", K::String), opt("port", K::Integer), opt("cors", K::String), opt("apis", K::String), opt("vhosts", K::String)],
-        "Open the HTTP endpoint (defaults: localhost, 8551, no CORS, chain,net,rpc, localhost)",
-    ),
-    m("admin_stopHTTP", &[], "Close the HTTP endpoint"),
-    m(
-        "admin_startRPC",
-        &[opt("host", K::String), opt("port", K::Integer), opt("cors", K::String), opt("apis", K::String), opt("vhosts", K::String)],
-        "Deprecated alias of admin_startHTTP",
-    ),
-    m("admin_stopRPC", &[], "Deprecated alias of admin_stopHTTP"),
-    m(
-        "admin_startWS",
-        &[opt("host", K::String), opt("port", K::Integer), opt("origins", K::String), opt("apis", K::String)],
-        "Open the WebSocket endpoint (defaults: localhost, 8552, localhost origins, chain,net,personal)",
-    ),
-    m("admin_stopWS", &[], "Close the WebSocket endpoint"),
-    m(
-        "admin_setMaxSubscriptionPerWSConn",
-        &[p("limit", K::Integer)],
-        "Set the most subscriptions one WebSocket or IPC connection may hold (at least 1)",
-    ),
-    // chain
-    m("chain_accounts", &[], "The addresses of the keystore (same as personal_listAccounts)"),
-    m("chain_sign", &[p("address", K::Address), p("message", K::Bytes)], "Sign a message with an unlocked account"),
-    m("chain_subscribe", &[p("name", K::String)], "Subscribe to newHeads or newPendingTransactions (WebSocket, IPC)"),
-    m("chain_unsubscribe", &[p("id", K::String)], "Cancel a subscription"),
-    // net
-    m("net_listening", &[], "Whether the node accepts peer connections"),
-    m("net_version", &[], "The network id, as a decimal string"),
-    // personal
-    m("personal_deriveAccount", &[p("url", K::String), p("path", K::String), opt("pin", K::Bool)], "Derive an account of a hierarchical wallet"),
-    m("personal_ecRecover", &[p("message", K::Bytes), p("signature", K::Bytes)], "The address that signed a message"),
-    m(
-        "personal_importRawKey",
-        &[p("keydata", K::KeyData), p("passphrase", K::NewPassphrase)],
-        "Import a raw private key; returns its address",
-    ),
-    m("personal_listAccounts", &[], "The addresses of the keystore, sorted by key-file URL"),
-    m("personal_listWallets", &[], "The keystore's wallets with their lock status"),
-    m("personal_lockAccount", &[p("address", K::Address)], "Drop an unlocked key from memory"),
-    m("personal_newAccount", &[p("passphrase", K::NewPassphrase)], "Create a new key; returns its address"),
-    m("personal_openWallet", &[p("url", K::String), opt("passphrase", K::Passphrase)], "Open a wallet (a no-op for keystore wallets)"),
-    m(
-        "personal_replaceRawKey",
-        &[p("keydata", K::KeyData), p("oldPassphrase", K::Passphrase), p("newPassphrase", K::NewPassphrase)],
-        "Replace the key of an existing account",
-    ),
-    m("personal_sign", &[p("message", K::Bytes), p("account", K::Address), p("password", K::Passphrase)], "Sign a message with a key file"),
-    m(
-        "personal_unlockAccount",
-        &[p("address", K::Address), p("passphrase", K::Passphrase), opt("duration", K::Integer)],
-        "Keep an account's key in memory for duration seconds (default 300, 0 = until shutdown)",
-    ),
-    // rpc
-    m("rpc_modules", &[], "The modules this endpoint offers, each at version 1.0"),
-    // web3
-    m("web3_clientVersion", &[], "The node's name and version"),
-    m("web3_sha3", &[p("data", K::Bytes)], "Keccak-256 of the given bytes"),
-];
+pub fn methods() -> &'static [MethodSpec] {
+    &METHODS
+}
 
 /// The spec of `name`, if the node serves it.
 pub fn find(name: &str) -> Option<&'static MethodSpec> {
-    METHODS.iter().find(|m| m.name == name)
+    methods().iter().find(|m| m.name == name)
 }
 
 /// The module names of the table, sorted.
 pub fn modules() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = METHODS.iter().map(MethodSpec::module).collect();
-    v.dedup();
+    let mut v: Vec<&'static str> = methods().iter().map(MethodSpec::module).collect();
     v.sort_unstable();
     v.dedup();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    use super::super::admin::{EndpointRequest, Endpoints};
+    use super::super::error::Result;
+    use super::super::{chain::ChainFeeds, Apis};
+    use super::*;
+    use crate::keystore::{unlock::Unlocked, Keystore};
+    use crate::rpc::{Registry, SubscriptionLimit};
+
+    struct NoEndpoints;
+    impl Endpoints for NoEndpoints {
+        fn start_http(&self, _: EndpointRequest, _: Arc<Registry>) -> Result<()> {
+            Ok(())
+        }
+        fn stop_http(&self) -> Result<()> {
+            Ok(())
+        }
+        fn start_ws(&self, _: EndpointRequest, _: Arc<Registry>) -> Result<()> {
+            Ok(())
+        }
+        fn stop_ws(&self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The table and what the node registers come from the same declarations: every name of
+    /// the table is a registered method (or the subscribe pair of a namespace with
+    /// subscription kinds), and every registered method is in the table.
+    #[test]
+    fn the_table_is_exactly_what_the_node_registers() {
+        let dir = tempfile::tempdir().unwrap();
+        let ks = Arc::new(Keystore::open(dir.path().join("keystore")).unwrap());
+        let unlocked = Arc::new(Unlocked::new());
+        let apis = Apis {
+            admin: Arc::new(admin::AdminApi::new(
+                dir.path().into(),
+                Arc::new(NoEndpoints),
+                SubscriptionLimit::default(),
+            )),
+            chain: Arc::new(chain::ChainApi::new(
+                ks.clone(),
+                unlocked.clone(),
+                Arc::new(ChainFeeds::default()),
+            )),
+            net: Arc::new(net::NetApi::new(1, Arc::new(AtomicBool::new(false)))),
+            personal: Arc::new(personal::PersonalApi::new(ks, unlocked, false)),
+            rpc: Arc::new(rpc::RpcApi),
+            web3: Arc::new(web3::Web3Api),
+        };
+        let mut r = Registry::default();
+        apis.register(&mut r);
+        let mut registered: Vec<String> = r.names().iter().map(|s| s.to_string()).collect();
+        for (module, _) in r.subscription_kinds() {
+            for m in ["subscribe", "unsubscribe"] {
+                let name = format!("{module}_{m}");
+                if !registered.contains(&name) {
+                    registered.push(name);
+                }
+            }
+        }
+        registered.sort();
+        let mut table: Vec<String> = methods().iter().map(|m| m.name.to_string()).collect();
+        table.sort();
+        assert_eq!(registered, table);
+        let mut unique = table.clone();
+        unique.dedup();
+        assert_eq!(unique, table, "a method is declared twice");
+        assert_eq!(
+            r.subscription_kinds(),
+            [
+                ("chain".to_string(), "newHeads".to_string()),
+                ("chain".to_string(), "newPendingTransactions".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn every_method_is_in_its_namespace_module_and_names_its_parameters() {
+        for m in methods() {
+            let (module, method) = m.name.split_once('_').expect("module_method");
+            assert!(!module.is_empty() && !method.is_empty(), "{}", m.name);
+            assert!(!m.summary.is_empty(), "{} has no summary", m.name);
+            // Optional parameters come last.
+            let first_optional = m.params.iter().position(|p| p.optional);
+            if let Some(i) = first_optional {
+                assert!(m.params[i..].iter().all(|p| p.optional), "{}", m.name);
+            }
+        }
+        assert_eq!(
+            modules(),
+            ["admin", "chain", "net", "personal", "rpc", "web3"]
+        );
+        let sub = find("chain_subscribe").unwrap();
+        assert_eq!(
+            sub.summary,
+            "Subscribe to newHeads or newPendingTransactions (WebSocket, IPC)"
+        );
+    }
 }

@@ -6,7 +6,7 @@ use rustyline::hint::Hinter;
 use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
-use crate::rpc::MethodSpec;
+use crate::api::MethodSpec;
 
 /// The start of the word before `pos` and the completions of that word: `module.` for a
 /// partial module name, `module.method` once the word holds a dot. Words are made of ASCII
@@ -90,7 +90,7 @@ impl Helper for ConsoleHelper {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rpc::{ParamKind, ParamSpec};
+    use crate::api::{ParamKind, ParamSpec};
 
     const P: &[ParamSpec] = &[ParamSpec {
         name: "passphrase",
@@ -190,10 +190,10 @@ mod tests {
     #[test]
     fn the_real_table_completes_every_module() {
         for module in crate::api::spec::modules() {
-            let (_, c) = candidates(crate::api::spec::METHODS, module, module.len());
+            let (_, c) = candidates(crate::api::spec::methods(), module, module.len());
             assert!(c.contains(&format!("{module}.")), "{module}: {c:?}");
         }
-        let (_, c) = candidates(crate::api::spec::METHODS, "personal.unl", 12);
+        let (_, c) = candidates(crate::api::spec::methods(), "personal.unl", 12);
         assert_eq!(c, vec!["personal.unlockAccount"]);
     }
 }

@@ -14,9 +14,9 @@ use serde_json::Value;
 use zeroize::Zeroizing;
 
 use crate::api::spec;
+use crate::api::{MethodSpec, ParamKind, ParamSpec};
 use crate::passphrase::{self, PassphraseError};
 use crate::rpc::client::{Client, ClientError};
-use crate::rpc::{MethodSpec, ParamKind, ParamSpec};
 
 pub use parse::{parse_line, ConsoleCall, SyntaxError};
 
@@ -189,7 +189,7 @@ pub fn attach(
     let mut editor: rustyline::Editor<complete::ConsoleHelper, rustyline::history::FileHistory> =
         rustyline::Editor::with_config(config)
             .map_err(|e| ClientError::Protocol(format!("cannot open the terminal: {e}")))?;
-    editor.set_helper(Some(complete::ConsoleHelper::new(spec::METHODS)));
+    editor.set_helper(Some(complete::ConsoleHelper::new(spec::methods())));
     if let Some(h) = history {
         // A missing history file is the normal first run.
         let _ = editor.load_history(h);

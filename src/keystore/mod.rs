@@ -309,6 +309,51 @@ pub fn decrypt_for(bytes: &[u8], address: Address, passphrase: &str) -> Result<S
     Ok(key)
 }
 
+/// How often the keystore watch looks at the directory: well within
+/// `api::chain::KEYSTORE_RECHECK`, so that calls on the hot path never do.
+pub const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The `keystore-watch` service: a thread that brings the index up to date with the
+/// directory every [`WATCH_INTERVAL`], so that key files added or removed by other processes
+/// (`chain-keytool`) are noticed without a call having to look.
+pub struct WatchService {
+    keystore: Arc<Keystore>,
+    worker: Option<crate::service::Worker>,
+}
+
+impl WatchService {
+    pub fn new(keystore: Arc<Keystore>) -> WatchService {
+        WatchService {
+            keystore,
+            worker: None,
+        }
+    }
+}
+
+impl crate::service::Service for WatchService {
+    fn name(&self) -> &'static str {
+        "keystore-watch"
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let ks = self.keystore.clone();
+        self.worker = Some(crate::service::Worker::periodic(
+            "keystore-watch",
+            WATCH_INTERVAL,
+            move || {
+                ks.refreshed_index();
+            },
+        )?);
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut w) = self.worker.take() {
+            w.stop();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,10 +63,10 @@ struct Shared {
     wake: Condvar,
 }
 
-/// The unlocked keys of the node.
+/// The unlocked keys of the node. Expired keys are invisible at once; the node's
+/// [`ExpiryService`] also drops (and so zeroizes) them when they expire.
 pub struct Unlocked {
     shared: Arc<Shared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// An unlock between [`Unlocked::begin`] and [`PendingUnlock::finish`]. Dropping it without
@@ -121,20 +121,13 @@ impl Default for Unlocked {
 }
 
 impl Unlocked {
-    /// An empty table with its expiry thread running.
+    /// An empty table.
     pub fn new() -> Unlocked {
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State::default()),
-            wake: Condvar::new(),
-        });
-        let s = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("unlock-expiry".into())
-            .spawn(move || expiry_loop(&s))
-            .expect("spawn the unlock-expiry thread");
         Unlocked {
-            shared,
-            thread: Mutex::new(Some(thread)),
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                wake: Condvar::new(),
+            }),
         }
     }
 
@@ -207,24 +200,61 @@ impl Unlocked {
             .collect()
     }
 
-    /// Drops every key and stops the expiry thread; unlocks still in progress keep nothing.
-    /// Called at shutdown.
+    /// Drops (zeroizes) every key and ends the expiry service's loop; unlocks still in
+    /// progress keep nothing. Called at shutdown.
     pub fn shutdown(&self) {
-        {
+        let keys = {
             let mut st = self.state();
             st.stopping = true;
-            st.keys.clear();
-        }
+            std::mem::take(&mut st.keys)
+        };
         self.shared.wake.notify_all();
-        if let Some(t) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let _ = t.join();
-        }
+        drop(keys); // zeroized outside the lock
     }
 }
 
 impl Drop for Unlocked {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// The `unlock-expiry` service: a thread that sleeps until the earliest expiry and drops
+/// (zeroizes) what is due. Stopping it is [`Unlocked::shutdown`]: every key is dropped.
+pub struct ExpiryService {
+    unlocked: Arc<Unlocked>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ExpiryService {
+    pub fn new(unlocked: Arc<Unlocked>) -> ExpiryService {
+        ExpiryService {
+            unlocked,
+            thread: None,
+        }
+    }
+}
+
+impl crate::service::Service for ExpiryService {
+    fn name(&self) -> &'static str {
+        "unlock-expiry"
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let shared = self.unlocked.shared.clone();
+        let t = std::thread::Builder::new()
+            .name("unlock-expiry".into())
+            .spawn(move || expiry_loop(&shared))
+            .map_err(|e| format!("cannot start thread unlock-expiry: {e}"))?;
+        self.thread = Some(t);
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        self.unlocked.shutdown();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 
@@ -264,7 +294,10 @@ mod tests {
 
     #[test]
     fn expiry_lock_and_replacement() {
-        let u = Unlocked::new();
+        use crate::service::Service;
+        let u = Arc::new(Unlocked::new());
+        let mut expiry = ExpiryService::new(u.clone());
+        expiry.start().unwrap();
         let k = key(7);
         assert!(u.unlock(addr(1), k.clone(), Some(Duration::from_millis(100))));
         assert!(u.unlock(addr(2), k.clone(), None));
@@ -279,7 +312,15 @@ mod tests {
         assert!(u.unlock(addr(3), k, None));
         assert!(u.lock(addr(3)));
         assert!(!u.lock(addr(3)));
-        u.shutdown();
+        // The expiry thread dropped the expired keys (not only hid them).
+        assert!(u.state().keys.is_empty());
+        assert!(u.unlock(addr(4), key(4), None));
+        expiry.stop();
+        assert!(u.state().keys.is_empty(), "stopping drops every key");
+        assert!(
+            !u.unlock(addr(5), key(5), None),
+            "nothing is kept after shutdown"
+        );
     }
 
     #[test]

@@ -87,6 +87,23 @@ pub struct Config {
     )]
     pub wsmaxsubscriptionperconn: i32,
 
+    /// How long an HTTP request may take to arrive (head and body) before it is answered 408,
+    /// in seconds; under 1 means the default
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub rpcreadtimeout: u64,
+    /// How long writing an HTTP response may take before the connection is dropped, in
+    /// seconds; under 1 means the default
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub rpcwritetimeout: u64,
+    /// How long a kept-alive HTTP connection may sit idle between requests, in seconds; under 1
+    /// means the default
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub rpcidletimeout: u64,
+    /// How long an HTTP call may run before its request is answered 503 `timeout` (the call
+    /// itself runs on; the connection stays usable), in seconds; under 1 means the default
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub rpcexecutiontimeout: u64,
+
     /// IPC socket path; a bare file name is placed in the data directory [default:
     /// DATADIR/chaind.ipc]
     #[arg(long, value_name = "PATH", conflicts_with = "ipcdisable")]
@@ -94,6 +111,15 @@ pub struct Config {
     /// Do not open the IPC endpoint
     #[arg(long)]
     pub ipcdisable: bool,
+    /// Most IPC connections open at once, at least 1; one more is answered with an error and
+    /// closed
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1000,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub ipcmaxconnections: u32,
 
     /// P2P listening port (accepted for compatibility; no effect until the peer-to-peer layer
     /// exists: nothing listens on it)
@@ -267,9 +293,22 @@ pub fn shell_words(s: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
+/// A boolean setting of the configuration file: `1`, `true`, `0` or `false` (any case);
+/// anything else, the empty value included, is refused.
+fn file_bool(key: &str, value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        _ => Err(format!(
+            "{key}: invalid value {value:?}: use true, false, 1 or 0"
+        )),
+    }
+}
+
 /// Turns the configuration file's `KEY=VALUE` lines into flags. As in the reference's
-/// launcher, the `RPC_*` settings count only with `RPC_ENABLE=1` and the `WS_*` ones only
-/// with `WS_ENABLE=1`. Unknown keys are an error, so that a typo does not pass silently.
+/// launcher, the `RPC_*` settings count only when `RPC_ENABLE` is on and the `WS_*` ones only
+/// when `WS_ENABLE` is on (`1` or `true`; `0` or `false` is off; anything else is an error).
+/// Unknown keys are an error, so that a typo does not pass silently.
 pub fn config_file_args(path: &Path) -> Result<Vec<String>, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.into(),
@@ -314,14 +353,20 @@ pub fn config_file_args(path: &Path) -> Result<Vec<String>, ConfigError> {
         };
         vars.push((key.to_string(), value, line_no));
     }
-    let get = |k: &str| {
-        vars.iter()
-            .rev()
-            .find(|(key, _, _)| key == k)
-            .map(|(_, v, _)| v.as_str())
+    let switch = |k: &str| -> Result<bool, ConfigError> {
+        // Every occurrence is checked; the last one counts.
+        let mut on = false;
+        for (key, value, line) in vars.iter().filter(|(key, _, _)| key == k) {
+            on = file_bool(key, value).map_err(|message| ConfigError::Syntax {
+                path: path.into(),
+                line: *line,
+                message,
+            })?;
+        }
+        Ok(on)
     };
-    let rpc = get("RPC_ENABLE") == Some("1");
-    let ws = get("WS_ENABLE") == Some("1");
+    let rpc = switch("RPC_ENABLE")?;
+    let ws = switch("WS_ENABLE")?;
     let mut args = Vec::new();
     for (key, value, line) in &vars {
         let flag = |f: &str| vec![format!("--{f}"), value.clone()];
@@ -338,12 +383,27 @@ pub fn config_file_args(path: &Path) -> Result<Vec<String>, ConfigError> {
             "RPC_PORT" if rpc => flag("rpcport"),
             "RPC_CORSDOMAIN" if rpc => flag("rpccorsdomain"),
             "RPC_VHOSTS" if rpc => flag("rpcvhosts"),
+            "RPC_READ_TIMEOUT" if rpc => flag("rpcreadtimeout"),
+            "RPC_WRITE_TIMEOUT" if rpc => flag("rpcwritetimeout"),
+            "RPC_IDLE_TIMEOUT" if rpc => flag("rpcidletimeout"),
+            "RPC_EXECUTION_TIMEOUT" if rpc => flag("rpcexecutiontimeout"),
             "WS_API" if ws => vec!["--wsapi".into(), strip()],
             "WS_ADDR" if ws => flag("wsaddr"),
             "WS_PORT" if ws => flag("wsport"),
             "WS_ORIGINS" if ws => flag("wsorigins"),
-            "RPC_API" | "RPC_ADDR" | "RPC_PORT" | "RPC_CORSDOMAIN" | "RPC_VHOSTS" | "WS_API"
-            | "WS_ADDR" | "WS_PORT" | "WS_ORIGINS" => Vec::new(),
+            "RPC_API"
+            | "RPC_ADDR"
+            | "RPC_PORT"
+            | "RPC_CORSDOMAIN"
+            | "RPC_VHOSTS"
+            | "RPC_READ_TIMEOUT"
+            | "RPC_WRITE_TIMEOUT"
+            | "RPC_IDLE_TIMEOUT"
+            | "RPC_EXECUTION_TIMEOUT"
+            | "WS_API"
+            | "WS_ADDR"
+            | "WS_PORT"
+            | "WS_ORIGINS" => Vec::new(),
             "PORT" => flag("port"),
             "NETWORK_ID" => flag("networkid"),
             "DATA_DIR" => flag("datadir"),
@@ -446,6 +506,32 @@ impl Config {
     pub fn command() -> clap::Command {
         <Config as CommandFactory>::command()
     }
+
+    /// `--rpcexecutiontimeout` as a duration (under 1 s: the default 30 s, as the reference).
+    pub fn execution_timeout(&self) -> Duration {
+        seconds_or(self.rpcexecutiontimeout, 30)
+    }
+
+    /// `--rpcreadtimeout` as a duration (under 1 s: the default 30 s).
+    pub fn read_timeout(&self) -> Duration {
+        seconds_or(self.rpcreadtimeout, 30)
+    }
+
+    /// `--rpcwritetimeout` as a duration (under 1 s: the default 30 s).
+    pub fn write_timeout(&self) -> Duration {
+        seconds_or(self.rpcwritetimeout, 30)
+    }
+
+    /// `--rpcidletimeout` as a duration (under 1 s: the default 120 s).
+    pub fn idle_timeout(&self) -> Duration {
+        seconds_or(self.rpcidletimeout, 120)
+    }
+}
+
+/// `secs` seconds, or `default` seconds when `secs` is 0 (the reference replaces any value
+/// under one second by the default).
+fn seconds_or(secs: u64, default: u64) -> Duration {
+    Duration::from_secs(if secs == 0 { default } else { secs })
 }
 
 #[cfg(test)]
@@ -537,6 +623,64 @@ mod tests {
         // reference's launcher drops it.
         std::fs::write(&f, "RPC_PORT=abc\nWS_PORT=1\n").unwrap();
         assert!(config_file_args(&f).unwrap().is_empty());
+    }
+
+    #[test]
+    fn switches_take_the_boolean_forms_and_nothing_else() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("chaind.conf");
+        for (value, on) in [
+            ("1", true),
+            ("true", true),
+            ("TRUE", true),
+            ("\"true\"", true),
+            ("0", false),
+            ("false", false),
+            ("False", false),
+        ] {
+            std::fs::write(
+                &f,
+                format!("RPC_ENABLE={value}\nRPC_PORT=9000\nWS_ENABLE={value}\n"),
+            )
+            .unwrap();
+            let args = config_file_args(&f).unwrap();
+            assert_eq!(args.contains(&"--rpc".to_string()), on, "{value}: {args:?}");
+            assert_eq!(args.contains(&"--ws".to_string()), on, "{value}: {args:?}");
+            assert_eq!(args.contains(&"9000".to_string()), on, "{value}: {args:?}");
+        }
+        for (text, line, shown) in [
+            ("RPC_ENABLE=yes\n", 1, "\"yes\""),
+            ("# c\nWS_ENABLE=2\n", 2, "\"2\""),
+            ("RPC_ENABLE=\n", 1, "\"\""),
+            ("RPC_ENABLE=1\nRPC_ENABLE=on\n", 2, "\"on\""),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            let key = if text.contains("WS_") {
+                "WS_ENABLE"
+            } else {
+                "RPC_ENABLE"
+            };
+            assert_eq!(
+                config_file_args(&f).unwrap_err().to_string(),
+                format!(
+                    "{}:{line}: {key}: invalid value {shown}: use true, false, 1 or 0",
+                    f.display()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn timeouts_under_a_second_are_the_defaults() {
+        let c = try_parse(&["--rpcexecutiontimeout", "0", "--rpcidletimeout", "5"]).unwrap();
+        assert_eq!(c.execution_timeout(), Duration::from_secs(30));
+        assert_eq!(c.idle_timeout(), Duration::from_secs(5));
+        assert_eq!(
+            try_parse(&[]).unwrap().read_timeout(),
+            Duration::from_secs(30)
+        );
+        assert_eq!(try_parse(&[]).unwrap().ipcmaxconnections, 1000);
+        assert!(try_parse(&["--ipcmaxconnections", "0"]).is_err());
     }
 
     #[test]

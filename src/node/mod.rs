@@ -1,6 +1,7 @@
 //! Start-up and shutdown of the whole node: the data directory and its lock, the keystore and
-//! unlocked keys, the method table, and the endpoints (HTTP, WebSocket, IPC) that `admin_*`
-//! opens and closes.
+//! unlocked keys, the namespaces and their method table, and the background services (unlock
+//! expiry, the keystore watch, the notification pump, the endpoints), started in dependency
+//! order and stopped in reverse.
 
 pub mod config;
 
@@ -9,14 +10,17 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use config::Config;
 
 use crate::api::admin::{split_list, AdminApi, EndpointRequest, Endpoints};
-use crate::api::chain::ChainFeeds;
+use crate::api::chain::{ChainApi, ChainFeeds, NotificationPump};
+use crate::api::error::{AdminError, Result as ApiResult};
 use crate::api::net::NetApi;
 use crate::api::personal::PersonalApi;
+use crate::api::{rpc::RpcApi, web3::Web3Api, Apis};
+use crate::events::Bus;
 use crate::keystore::unlock::Unlocked;
 use crate::keystore::{atomic, Keystore, ScryptParams};
 use crate::rpc::endpoint::{bind_address, Endpoint, HttpConfig, IpcConfig, WsConfig};
@@ -25,6 +29,7 @@ use crate::rpc::ipc::IpcServer;
 use crate::rpc::server::{parse_module_list, DEFAULT_LIMITS};
 use crate::rpc::ws::WsServer;
 use crate::rpc::{Dispatcher, Registry, SubscriptionLimit, Transport};
+use crate::service::{Service, Services};
 use crate::{datadir, log};
 
 /// Why the node could not start.
@@ -40,7 +45,7 @@ pub enum StartError {
     #[error("{0}")]
     Keystore(#[from] crate::keystore::Error),
     #[error("{0}")]
-    Endpoint(String),
+    Service(String),
 }
 
 /// One running endpoint and the `host:port` it was started with.
@@ -51,15 +56,24 @@ struct Running {
 
 /// The node's endpoints; `admin_*` opens and closes HTTP and WebSocket through it.
 pub struct EndpointSet {
-    registry: OnceLock<Arc<Registry>>,
     http: Mutex<Option<Running>>,
     ws: Mutex<Option<Running>>,
     ipc: Mutex<Option<Box<dyn Endpoint>>>,
     /// The configured virtual hosts (`--rpcvhosts`): what `admin_startHTTP` allows when its
     /// `vhosts` argument is omitted, as in the reference.
     vhosts: Vec<String>,
+    /// Transport settings from the command line (timeouts, caps).
+    tuning: Tuning,
 }
 
+/// Settings of the transports that the command line gives.
+#[derive(Debug, Clone, Default)]
+pub struct Tuning {
+    /// `--rpcexecutiontimeout`: how long an HTTP call may run before it is answered 503.
+    pub http_execution_timeout: Option<std::time::Duration>,
+    /// `--ipcmaxconnections`.
+    pub ipc_max_connections: Option<usize>,
+}
 /// Whether an HTTP or WebSocket endpoint on `host:port` can be reached from other machines,
 /// which arms the unlock guard of DECISIONS.md: true unless the address it binds is a
 /// loopback address (`localhost`, `127.0.0.0/8`, `[::1]`). The unspecified addresses
@@ -75,25 +89,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl EndpointSet {
-    fn new(vhosts: Vec<String>) -> EndpointSet {
+    fn new(vhosts: Vec<String>, tuning: Tuning) -> EndpointSet {
         EndpointSet {
-            registry: OnceLock::new(),
             http: Mutex::new(None),
             ws: Mutex::new(None),
             ipc: Mutex::new(None),
             vhosts,
+            tuning,
         }
     }
 
-    fn registry(&self) -> Arc<Registry> {
-        self.registry
-            .get()
-            .expect("the registry is set before any endpoint starts")
-            .clone()
-    }
-
     fn dispatcher(
-        &self,
+        registry: Arc<Registry>,
         transport: Transport,
         apis: Option<BTreeSet<String>>,
         host: &str,
@@ -104,7 +111,7 @@ impl EndpointSet {
             _ => listens_publicly(host, port)?,
         };
         Ok(Dispatcher::new(
-            self.registry(),
+            registry,
             apis,
             transport,
             public,
@@ -113,15 +120,14 @@ impl EndpointSet {
     }
 
     /// Opens the IPC endpoint at `path`.
-    pub fn start_ipc(&self, path: &Path) -> Result<(), String> {
-        let d = self.dispatcher(Transport::Ipc, None, "", 0)?;
-        let server = IpcServer::start(
-            &IpcConfig {
-                path: path.to_path_buf(),
-            },
-            d,
-        )
-        .map_err(|e| format!("cannot open IPC endpoint {}: {e}", path.display()))?;
+    pub fn start_ipc(&self, path: &Path, registry: Arc<Registry>) -> Result<(), String> {
+        let d = Self::dispatcher(registry, Transport::Ipc, None, "", 0)?;
+        let mut cfg = IpcConfig::new(path.to_path_buf());
+        if let Some(n) = self.tuning.ipc_max_connections {
+            cfg.max_connections = n;
+        }
+        let server = IpcServer::start(&cfg, d)
+            .map_err(|e| format!("cannot open IPC endpoint {}: {e}", path.display()))?;
         log::info("IPC endpoint opened", &[("url", &server.url())]);
         *lock(&self.ipc) = Some(Box::new(server));
         Ok(())
@@ -140,28 +146,45 @@ impl EndpointSet {
 }
 
 impl Endpoints for EndpointSet {
-    fn start_http(&self, req: EndpointRequest) -> Result<(), String> {
-        self.start(&self.http, "HTTP", Transport::Http, req, |req, d| {
-            let mut cfg = HttpConfig::new(req.host.clone(), req.port);
-            cfg.cors = req.origins.clone();
-            cfg.vhosts = req.vhosts.clone().unwrap_or_else(|| self.vhosts.clone());
-            Ok(Box::new(HttpServer::start(&cfg, d)?))
-        })
+    fn start_http(&self, req: EndpointRequest, registry: Arc<Registry>) -> ApiResult<()> {
+        self.start(
+            &self.http,
+            "HTTP",
+            Transport::Http,
+            req,
+            registry,
+            |req, d| {
+                let mut cfg = HttpConfig::new(req.host.clone(), req.port);
+                cfg.cors = req.origins.clone();
+                cfg.vhosts = req.vhosts.clone().unwrap_or_else(|| self.vhosts.clone());
+                if let Some(t) = self.tuning.http_execution_timeout {
+                    cfg.execution_timeout = t;
+                }
+                Ok(Box::new(HttpServer::start(&cfg, d)?))
+            },
+        )
     }
 
-    fn stop_http(&self) -> Result<(), String> {
+    fn stop_http(&self) -> ApiResult<()> {
         Self::stop(&self.http, "HTTP")
     }
 
-    fn start_ws(&self, req: EndpointRequest) -> Result<(), String> {
-        self.start(&self.ws, "WebSocket", Transport::Ws, req, |req, d| {
-            let mut cfg = WsConfig::new(req.host.clone(), req.port);
-            cfg.origins = req.origins.clone();
-            Ok(Box::new(WsServer::start(&cfg, d)?))
-        })
+    fn start_ws(&self, req: EndpointRequest, registry: Arc<Registry>) -> ApiResult<()> {
+        self.start(
+            &self.ws,
+            "WebSocket",
+            Transport::Ws,
+            req,
+            registry,
+            |req, d| {
+                let mut cfg = WsConfig::new(req.host.clone(), req.port);
+                cfg.origins = req.origins.clone();
+                Ok(Box::new(WsServer::start(&cfg, d)?))
+            },
+        )
     }
 
-    fn stop_ws(&self) -> Result<(), String> {
+    fn stop_ws(&self) -> ApiResult<()> {
         Self::stop(&self.ws, "WebSocket")
     }
 }
@@ -172,17 +195,29 @@ impl EndpointSet {
     fn start(
         &self,
         slot: &Mutex<Option<Running>>,
-        name: &str,
+        name: &'static str,
         transport: Transport,
         req: EndpointRequest,
+        registry: Arc<Registry>,
         open: impl FnOnce(&EndpointRequest, Dispatcher) -> std::io::Result<Box<dyn Endpoint>>,
-    ) -> Result<(), String> {
+    ) -> ApiResult<()> {
         let mut slot = lock(slot);
         if let Some(r) = slot.as_ref() {
-            return Err(format!("{name} RPC already running on {}", r.given));
+            return Err(AdminError::AlreadyRunning {
+                transport: name,
+                given: r.given.clone(),
+            }
+            .into());
         }
-        let d = self.dispatcher(transport, Some(req.apis.clone()), &req.host, req.port)?;
-        let endpoint = open(&req, d).map_err(|e| e.to_string())?;
+        let d = Self::dispatcher(
+            registry,
+            transport,
+            Some(req.apis.clone()),
+            &req.host,
+            req.port,
+        )
+        .map_err(AdminError::Open)?;
+        let endpoint = open(&req, d).map_err(|e| AdminError::Open(e.to_string()))?;
         let apis: Vec<&str> = req.apis.iter().map(String::as_str).collect();
         log::info(
             &format!("{name} endpoint opened"),
@@ -196,14 +231,55 @@ impl EndpointSet {
     }
 
     /// Stops the `name` endpoint of `slot`: `<name> RPC not running` when none runs.
-    fn stop(slot: &Mutex<Option<Running>>, name: &str) -> Result<(), String> {
-        let r = lock(slot)
-            .take()
-            .ok_or_else(|| format!("{name} RPC not running"))?;
+    fn stop(slot: &Mutex<Option<Running>>, name: &'static str) -> ApiResult<()> {
+        let r = lock(slot).take().ok_or(AdminError::NotRunning(name))?;
         let url = r.endpoint.url();
         r.endpoint.stop();
         log::info(&format!("{name} endpoint closed"), &[("url", &url)]);
         Ok(())
+    }
+}
+
+/// The endpoints as a service: opens those the configuration asks for, in the order IPC,
+/// HTTP, WebSocket, and closes every endpoint (those `admin_*` opened included) when stopped.
+struct EndpointService {
+    set: Arc<EndpointSet>,
+    registry: Arc<Registry>,
+    ipc: Option<PathBuf>,
+    http: Option<EndpointRequest>,
+    ws: Option<EndpointRequest>,
+}
+
+impl Service for EndpointService {
+    fn name(&self) -> &'static str {
+        "endpoints"
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let opened = (|| {
+            if let Some(path) = &self.ipc {
+                self.set.start_ipc(path, self.registry.clone())?;
+            }
+            if let Some(req) = self.http.clone() {
+                self.set
+                    .start_http(req, self.registry.clone())
+                    .map_err(|e| e.to_string())?;
+            }
+            if let Some(req) = self.ws.clone() {
+                self.set
+                    .start_ws(req, self.registry.clone())
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })();
+        if opened.is_err() {
+            self.set.stop_all();
+        }
+        opened
+    }
+
+    fn stop(&mut self) {
+        self.set.stop_all();
     }
 }
 
@@ -214,7 +290,9 @@ pub struct Node {
     pub unlocked: Arc<Unlocked>,
     pub registry: Arc<Registry>,
     pub endpoints: Arc<EndpointSet>,
-    pub feeds: ChainFeeds,
+    /// Where domain code publishes events (new heads, pending transactions, peers).
+    pub bus: Arc<Bus>,
+    services: Mutex<Services>,
     _lock: File,
 }
 
@@ -232,7 +310,9 @@ pub const DEV_ACCOUNT_FILE: &str = "dev-account";
 
 impl Node {
     /// Opens the data directory (creating it with mode 0700), takes its lock, opens the
-    /// keystore, builds the method table and opens the configured endpoints.
+    /// keystore, builds every namespace and the method table in one pass, and starts the
+    /// services: unlock expiry, the keystore watch, the notification pump, then the endpoints
+    /// the configuration asks for. On failure, what was started is stopped again.
     pub fn start(cfg: &Config) -> Result<Node, StartError> {
         log::set_verbosity(cfg.verbosity);
         let datadir = cfg.datadir.clone().unwrap_or_else(datadir::default_datadir);
@@ -258,77 +338,102 @@ impl Node {
         let unlocked = Arc::new(Unlocked::new());
         let limit = SubscriptionLimit::default();
         limit.set(i64::from(cfg.wsmaxsubscriptionperconn));
-        let endpoints = Arc::new(EndpointSet::new(split_list(&cfg.rpcvhosts)));
-        let feeds = ChainFeeds::default();
-        let mut registry = Registry::new(limit.clone());
-        Arc::new(PersonalApi::new(
-            keystore.clone(),
-            unlocked.clone(),
-            cfg.allow_insecure_unlock,
-        ))
-        .register(&mut registry);
-        Arc::new(AdminApi::new(datadir.clone(), endpoints.clone(), limit)).register(&mut registry);
-        Arc::new(NetApi::new(cfg.networkid, Arc::new(AtomicBool::new(false))))
-            .register(&mut registry);
-        crate::api::web3::register_web3(&mut registry);
-        feeds.register(&mut registry);
-        let registry = Arc::new(registry);
-        let _ = endpoints.registry.set(registry.clone());
-        let node = Node {
-            datadir: datadir.clone(),
-            keystore,
-            unlocked,
-            registry,
-            endpoints,
-            feeds,
-            _lock: lock_file,
+        let endpoints = Arc::new(EndpointSet::new(
+            split_list(&cfg.rpcvhosts),
+            Tuning {
+                http_execution_timeout: Some(cfg.execution_timeout()),
+                ipc_max_connections: Some(cfg.ipcmaxconnections as usize),
+            },
+        ));
+        let bus = Bus::new();
+        let feeds = Arc::new(ChainFeeds::default());
+        let apis = Apis {
+            admin: Arc::new(AdminApi::new(
+                datadir.clone(),
+                endpoints.clone(),
+                limit.clone(),
+            )),
+            chain: Arc::new(ChainApi::new(
+                keystore.clone(),
+                unlocked.clone(),
+                feeds.clone(),
+            )),
+            net: Arc::new(NetApi::new(cfg.networkid, Arc::new(AtomicBool::new(false)))),
+            personal: Arc::new(PersonalApi::new(
+                keystore.clone(),
+                unlocked.clone(),
+                cfg.allow_insecure_unlock,
+            )),
+            rpc: Arc::new(RpcApi),
+            web3: Arc::new(Web3Api),
         };
+        let mut registry = Registry::new(limit);
+        apis.register(&mut registry);
+        let registry = Arc::new(registry);
         log::info(
             "Keystore opened",
             &[
                 ("dir", &ks_dir.display().to_string()),
-                ("accounts", &node.keystore.accounts().len().to_string()),
+                ("accounts", &keystore.accounts().len().to_string()),
             ],
         );
-        if let Err(e) = node.open_endpoints(cfg, &datadir) {
-            node.stop();
-            return Err(StartError::Endpoint(e));
-        }
-        Ok(node)
-    }
-
-    fn open_endpoints(&self, cfg: &Config, datadir: &Path) -> Result<(), String> {
-        if !cfg.ipcdisable {
-            self.endpoints.start_ipc(&ipc_path(cfg, datadir))?;
-        }
-        if cfg.rpc {
-            let req = EndpointRequest {
+        let endpoint_service = EndpointService {
+            set: endpoints.clone(),
+            registry: registry.clone(),
+            ipc: (!cfg.ipcdisable).then(|| ipc_path(cfg, &datadir)),
+            http: cfg.rpc.then(|| EndpointRequest {
                 host: cfg.rpcaddr.clone(),
                 port: cfg.rpcport,
                 origins: split_list(&cfg.rpccorsdomain),
                 apis: parse_module_list(&cfg.rpcapi),
                 vhosts: None,
-            };
-            self.endpoints.start_http(req)?;
-        }
-        if cfg.ws {
-            let req = EndpointRequest {
+            }),
+            ws: cfg.ws.then(|| EndpointRequest {
                 host: cfg.wsaddr.clone(),
                 port: cfg.wsport,
                 origins: split_list(&cfg.wsorigins),
                 apis: parse_module_list(&cfg.wsapi),
                 vhosts: None,
-            };
-            self.endpoints.start_ws(req)?;
+            }),
+        };
+        let node = Node {
+            datadir,
+            keystore: keystore.clone(),
+            unlocked: unlocked.clone(),
+            registry,
+            endpoints,
+            bus: bus.clone(),
+            services: Mutex::new(Services::default()),
+            _lock: lock_file,
+        };
+        let plan: Vec<Box<dyn Service>> = vec![
+            Box::new(crate::keystore::unlock::ExpiryService::new(unlocked)),
+            Box::new(crate::keystore::WatchService::new(keystore)),
+            Box::new(NotificationPump::new(bus, feeds)),
+            Box::new(endpoint_service),
+        ];
+        for s in plan {
+            let started = lock(&node.services).start(s);
+            if let Err(e) = started {
+                node.stop();
+                return Err(StartError::Service(e));
+            }
         }
-        Ok(())
+        Ok(node)
     }
 
-    /// Closes every endpoint and drops (zeroizes) every unlocked key.
+    /// Stops every service, the endpoints first and the unlock expiry (which drops and
+    /// zeroizes every unlocked key) last, and closes the event bus.
     pub fn stop(&self) {
-        self.endpoints.stop_all();
+        lock(&self.services).stop_all();
+        self.bus.close();
         self.unlocked.shutdown();
         log::info("Node stopped", &[]);
+    }
+
+    /// The names of the running services, in start order.
+    pub fn services(&self) -> Vec<&'static str> {
+        lock(&self.services).names()
     }
 }
 
@@ -381,6 +486,23 @@ fn ensure_dev_account(datadir: &Path, keystore: &Keystore) -> Result<(), StartEr
     Ok(())
 }
 
+/// Raises the soft limit of open descriptors to the hard limit, as Go's runtime does for the
+/// reference node: every connection is a descriptor, and the default soft limit (often 1,024)
+/// would cap the node far below what its connection limits allow.
+fn raise_open_files_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid, initialised struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
 /// Runs `chaind`: starts the node, waits for SIGINT or SIGTERM, shuts down. Returns the exit
 /// code.
 pub fn run(cfg: Config) -> i32 {
@@ -393,6 +515,7 @@ pub fn run(cfg: Config) -> i32 {
             return 1;
         }
     };
+    raise_open_files_limit();
     let node = match Node::start(&cfg) {
         Ok(n) => n,
         Err(e) => {

@@ -23,6 +23,9 @@ pub struct HttpConfig {
     pub body_timeout: Duration,
     /// Most connections served at once; one more is answered 503 `server busy` and closed.
     pub max_connections: usize,
+    /// How long a call may run before its request is answered 503 `timeout` (the
+    /// reference's `--rpcexecutiontimeout`, default 30 s); the connection stays usable.
+    pub execution_timeout: Duration,
 }
 
 impl HttpConfig {
@@ -38,6 +41,7 @@ impl HttpConfig {
                 .max(4),
             body_timeout: Duration::from_secs(30),
             max_connections: super::http::MAX_CONNECTIONS,
+            execution_timeout: DEFAULT_EXECUTION_TIMEOUT,
         }
     }
 }
@@ -65,10 +69,27 @@ impl WsConfig {
     }
 }
 
+/// The reference's execution timeout of an HTTP call.
+pub const DEFAULT_EXECUTION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Default most IPC connections open at once.
+pub const DEFAULT_IPC_CONNECTIONS: usize = 1000;
+
 /// Settings of the IPC endpoint.
 #[derive(Debug, Clone)]
 pub struct IpcConfig {
     pub path: PathBuf,
+    /// Most connections open at once; one more is answered with an error and closed.
+    pub max_connections: usize,
+}
+
+impl IpcConfig {
+    pub fn new(path: PathBuf) -> IpcConfig {
+        IpcConfig {
+            path,
+            max_connections: DEFAULT_IPC_CONNECTIONS,
+        }
+    }
 }
 
 /// Resolves `host:port` to the address to bind: `localhost` is the IPv4 loopback address.

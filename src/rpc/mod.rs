@@ -1,5 +1,7 @@
 //! The JSON-RPC layer: one transport-independent [`server::Dispatcher`] and thin transports
-//! that move bytes in and out. This module knows nothing of the keystore or of any API.
+//! that move bytes in and out. This module knows nothing of the keystore or of any API: a
+//! namespace registers its methods by name with their handlers, and which parameters are
+//! secrets is the namespace's business (every request buffer is wiped anyway).
 
 pub mod client;
 mod conns;
@@ -14,7 +16,7 @@ pub mod ws;
 
 pub use error::RpcError;
 pub use params::{FromParam, HexBytes, Params};
-pub use pubsub::{Connection, Feed, FeedKind, Notifier, SubscriptionKind, SubscriptionLimit};
-pub use server::{
-    Call, Dispatcher, Handler, Limits, MethodSpec, ParamKind, ParamSpec, Registry, Transport,
+pub use pubsub::{
+    Attachment, Connection, Feed, FeedKind, Notifier, SubscriptionKind, SubscriptionLimit,
 };
+pub use server::{Call, Dispatcher, Handler, Limits, Registry, Transport};

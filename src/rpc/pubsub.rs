@@ -45,9 +45,29 @@ impl SubscriptionLimit {
 
 /// Something that can be subscribed to (`chain_subscribe` with its name). `subscribe` gets
 /// the arguments after the name and a notifier; it fails with a -32602 error for bad
-/// arguments.
+/// arguments. It returns what keeps the notifier attached to its source: the connection
+/// holds it while the subscription lives and drops it on unsubscribe or disconnect, which
+/// detaches (and frees) the notifier at once.
 pub trait SubscriptionKind: Send + Sync {
-    fn subscribe(&self, args: &Params, notifier: Notifier) -> Result<(), RpcError>;
+    fn subscribe(&self, args: &Params, notifier: Notifier) -> Result<Attachment, RpcError>;
+}
+
+/// Keeps a notifier attached to its source; dropping it detaches the notifier.
+pub struct Attachment(#[allow(dead_code)] Box<dyn Send + Sync>);
+
+impl Attachment {
+    /// An attachment that runs `detach` when dropped.
+    pub fn on_drop(detach: impl FnOnce() + Send + Sync + 'static) -> Attachment {
+        struct OnDrop<F: FnOnce()>(Option<F>);
+        impl<F: FnOnce()> Drop for OnDrop<F> {
+            fn drop(&mut self) {
+                if let Some(f) = self.0.take() {
+                    f()
+                }
+            }
+        }
+        Attachment(Box::new(OnDrop(Some(detach))))
+    }
 }
 
 struct SubState {
@@ -58,11 +78,26 @@ struct SubState {
     cancelled: AtomicBool,
     /// `None` once active; before that, notifications waiting for the subscribe response.
     pending: Mutex<Option<Vec<String>>>,
+    /// What keeps the notifier attached to its source; taken (and dropped) on removal.
+    attachment: Mutex<Option<Attachment>>,
 }
 
 impl SubState {
     fn pending(&self) -> MutexGuard<'_, Option<Vec<String>>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the subscription cancelled and detaches it from its source, outside any lock of
+    /// the connection (the source's own lock is taken to detach).
+    fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        let attachment = self
+            .attachment
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        drop(attachment);
+        self.pending().take();
     }
 }
 
@@ -115,6 +150,7 @@ impl Connection {
             id: id.clone(),
             cancelled: AtomicBool::new(false),
             pending: Mutex::new(Some(Vec::new())),
+            attachment: Mutex::new(None),
         });
         self.subs().insert(id, state.clone());
         self.inactive().push(state.clone());
@@ -124,11 +160,30 @@ impl Connection {
         }
     }
 
-    /// Removes subscription `id`: false when this connection has no such subscription.
-    pub fn remove(&self, id: &str) -> bool {
-        match self.subs().remove(id) {
+    /// Keeps `attachment` for subscription `id` (made by [`Connection::add`]) until it is
+    /// removed; when it is already gone (the connection closed meanwhile) the attachment is
+    /// dropped at once.
+    pub fn attach(&self, id: &str, attachment: Attachment) {
+        let state = self.subs().get(id).cloned();
+        match state {
             Some(s) => {
-                s.cancelled.store(true, Ordering::SeqCst);
+                *s.attachment.lock().unwrap_or_else(|e| e.into_inner()) = Some(attachment);
+                // A close between the look-up and the store would have missed it.
+                if s.cancelled.load(Ordering::SeqCst) {
+                    s.cancel();
+                }
+            }
+            None => drop(attachment),
+        }
+    }
+
+    /// Removes subscription `id` and frees it: false when this connection has no such
+    /// subscription.
+    pub fn remove(&self, id: &str) -> bool {
+        let removed = self.subs().remove(id);
+        match removed {
+            Some(s) => {
+                s.cancel();
                 true
             }
             None => false,
@@ -154,12 +209,13 @@ impl Connection {
         }
     }
 
-    /// Cancels every subscription; later notifications are dropped.
+    /// Cancels and frees every subscription; later notifications are dropped.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.inactive().clear();
-        for (_, s) in self.subs().drain() {
-            s.cancelled.store(true, Ordering::SeqCst);
+        let subs: Vec<Arc<SubState>> = self.subs().drain().map(|(_, s)| s).collect();
+        for s in subs {
+            s.cancel();
         }
     }
 }
@@ -235,10 +291,13 @@ pub fn new_subscription_id() -> String {
     format!("0x{}", if t.is_empty() { "0" } else { t })
 }
 
-/// An event source: every published value goes to every live subscriber.
+/// A source of notifications: every published value goes to every attached subscriber.
+/// Subscribers are detached when their subscription ends (unsubscribe or disconnect), not
+/// when something is next published, so a feed holds only live subscriptions.
 #[derive(Default)]
 pub struct Feed {
-    subscribers: Mutex<Vec<Notifier>>,
+    subscribers: Mutex<HashMap<u64, Notifier>>,
+    next: std::sync::atomic::AtomicU64,
 }
 
 impl Feed {
@@ -246,36 +305,40 @@ impl Feed {
         Arc::new(Feed::default())
     }
 
-    /// Sends `payload` to every live subscriber and forgets the dead ones. The payload is
-    /// serialized once, whatever the number of subscribers.
+    fn subscribers(&self) -> MutexGuard<'_, HashMap<u64, Notifier>> {
+        self.subscribers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Attaches `notifier` until the returned attachment is dropped.
+    pub fn attach(self: &Arc<Self>, notifier: Notifier) -> Attachment {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        self.subscribers().insert(key, notifier);
+        let feed = Arc::downgrade(self);
+        Attachment::on_drop(move || {
+            if let Some(f) = feed.upgrade() {
+                let gone = f.subscribers().remove(&key);
+                drop(gone); // outside the lock
+            }
+        })
+    }
+
+    /// Sends `payload` to every attached subscriber. The payload is serialized once,
+    /// whatever the number of subscribers; sending never blocks (a connection that cannot
+    /// take more is cut off by its transport).
     pub fn publish(&self, payload: &Value) {
-        let subs: Vec<Notifier> = self
-            .subscribers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let subs: Vec<Notifier> = self.subscribers().values().cloned().collect();
         if subs.is_empty() {
             return;
         }
         let raw = serde_json::value::to_raw_value(payload).expect("a JSON value serializes");
-        let dead: Vec<String> = subs
-            .iter()
-            .filter(|n| !n.notify_raw(&raw))
-            .map(|n| n.id().to_string())
-            .collect();
-        if !dead.is_empty() {
-            self.subscribers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .retain(|n| !dead.iter().any(|d| d == n.id()));
+        for n in &subs {
+            n.notify_raw(&raw);
         }
     }
 
-    /// Number of live subscribers.
+    /// Number of attached subscribers.
     pub fn subscriber_count(&self) -> usize {
-        let mut s = self.subscribers.lock().unwrap_or_else(|e| e.into_inner());
-        s.retain(Notifier::is_live);
-        s.len()
+        self.subscribers().len()
     }
 }
 
@@ -283,19 +346,14 @@ impl Feed {
 pub struct FeedKind(pub Arc<Feed>);
 
 impl SubscriptionKind for FeedKind {
-    fn subscribe(&self, args: &Params, notifier: Notifier) -> Result<(), RpcError> {
+    fn subscribe(&self, args: &Params, notifier: Notifier) -> Result<Attachment, RpcError> {
         // The name was argument 0, so surplus arguments start at index 1.
         if !args.is_empty() {
             return Err(RpcError::invalid_params(
                 "too many arguments, want at most 1",
             ));
         }
-        self.0
-            .subscribers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(notifier);
-        Ok(())
+        Ok(self.0.attach(notifier))
     }
 }
 
@@ -310,9 +368,10 @@ mod tests {
         let conn = Connection::new(move |m| tx.send(m).is_ok());
         let feed = Feed::new();
         let n = conn.add("chain");
-        FeedKind(feed.clone())
+        let a = FeedKind(feed.clone())
             .subscribe(&Params::default(), n.clone())
             .unwrap();
+        conn.attach(n.id(), a);
         feed.publish(&serde_json::json!(1));
         assert!(
             rx.try_recv().is_err(),
@@ -338,9 +397,10 @@ mod tests {
         let feed = Feed::new();
         let (a, b) = (conn.add("chain"), conn.add("admin"));
         for n in [&a, &b] {
-            FeedKind(feed.clone())
+            let att = FeedKind(feed.clone())
                 .subscribe(&Params::default(), n.clone())
                 .unwrap();
+            conn.attach(n.id(), att);
         }
         conn.activate();
         feed.publish(&serde_json::json!({"k": "a\"b", "n": [1, null]}));
@@ -378,6 +438,50 @@ mod tests {
         assert!(a.notify(&serde_json::json!(2)));
         assert_eq!(rx.try_iter().count(), 1);
         assert!(!gone.notify(&serde_json::json!(3)));
+    }
+
+    #[test]
+    fn unsubscribe_and_close_free_the_subscription_at_once() {
+        let conn = Connection::new(|_| true);
+        let feed = Feed::new();
+        let mut weak = Vec::new();
+        for _ in 0..1000 {
+            let n = conn.add("chain");
+            weak.push(Arc::downgrade(&n.state));
+            let att = FeedKind(feed.clone())
+                .subscribe(&Params::default(), n.clone())
+                .unwrap();
+            conn.attach(n.id(), att);
+            conn.activate();
+        }
+        assert_eq!(
+            (feed.subscriber_count(), conn.subscription_count()),
+            (1000, 1000)
+        );
+        // Unsubscribe half: nothing is published in between, and yet they are gone.
+        let ids: Vec<String> = conn.subs().keys().take(500).cloned().collect();
+        for id in &ids {
+            assert!(conn.remove(id));
+        }
+        assert_eq!(
+            (feed.subscriber_count(), conn.subscription_count()),
+            (500, 500)
+        );
+        // Disconnect: the rest go too, and no subscription state is left anywhere.
+        conn.close();
+        assert_eq!((feed.subscriber_count(), conn.subscription_count()), (0, 0));
+        assert!(
+            weak.iter().all(|w| w.upgrade().is_none()),
+            "every SubState was freed"
+        );
+        // An attachment arriving after the close is dropped at once.
+        let late = conn.add("chain");
+        let att = FeedKind(feed.clone())
+            .subscribe(&Params::default(), late.clone())
+            .unwrap();
+        conn.close();
+        conn.attach(late.id(), att);
+        assert_eq!(feed.subscriber_count(), 0);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! it bytes and write back what it returns.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -14,64 +14,6 @@ use serde_json::Value;
 use super::error::RpcError;
 use super::params::Params;
 use super::pubsub::{Connection, SubscriptionKind, SubscriptionLimit};
-
-/// What kind of value a parameter takes; clients use it to parse arguments and to know
-/// which ones are passphrases (read from a file or a prompt, never argv).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamKind {
-    String,
-    /// A passphrase that unlocks an existing key.
-    Passphrase,
-    /// A passphrase that will encrypt a new key file (clients ask for it twice).
-    NewPassphrase,
-    /// Raw private key data (hex): a secret, sent as a string.
-    KeyData,
-    Address,
-    Bytes,
-    Integer,
-    Bool,
-    Object,
-    Any,
-}
-
-impl ParamKind {
-    /// True for both kinds of passphrase: read from a file or a no-echo prompt, never argv.
-    pub fn is_passphrase(self) -> bool {
-        matches!(self, ParamKind::Passphrase | ParamKind::NewPassphrase)
-    }
-
-    /// True for every parameter whose value is a secret (passphrases and key data): clients
-    /// keep lines carrying one out of histories and logs.
-    pub fn is_secret(self) -> bool {
-        self.is_passphrase() || self == ParamKind::KeyData
-    }
-}
-
-/// One positional parameter of a method.
-#[derive(Debug, Clone, Copy)]
-pub struct ParamSpec {
-    pub name: &'static str,
-    pub kind: ParamKind,
-    pub optional: bool,
-}
-
-/// A method's name, parameters and one-line summary: the table clients and the node share.
-#[derive(Debug, Clone, Copy)]
-pub struct MethodSpec {
-    pub name: &'static str,
-    pub params: &'static [ParamSpec],
-    pub summary: &'static str,
-}
-
-impl MethodSpec {
-    /// The module: the text before the first `_`.
-    pub fn module(&self) -> &'static str {
-        self.name
-            .split_once('_')
-            .map(|(m, _)| m)
-            .unwrap_or(self.name)
-    }
-}
 
 /// Which transport a call arrived on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,14 +31,34 @@ pub struct Call<'a> {
     pub public_listener: bool,
     /// The connection, on stream transports.
     pub conn: Option<&'a Arc<Connection>>,
+    dispatcher: &'a Dispatcher,
+}
+
+impl Call<'_> {
+    /// The modules the endpoint of this call offers that exist, `rpc` included, sorted (what
+    /// `rpc_modules` answers).
+    pub fn modules(&self) -> Vec<&'static str> {
+        self.dispatcher.modules()
+    }
+
+    /// Every method of the node (to serve on an endpoint that a call opens).
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.dispatcher.registry
+    }
 }
 
 /// A method implementation: parameters in, JSON result or error out.
 pub type Handler = Arc<dyn Fn(&Call, &Params) -> Result<Value, RpcError> + Send + Sync>;
 
 struct Registered {
-    spec: MethodSpec,
+    /// Most positional parameters the method takes (more is `too many arguments`).
+    max_params: usize,
     handler: Handler,
+}
+
+/// The module of a method name: the text before the first `_`.
+pub fn module_of(name: &str) -> &str {
+    name.split_once('_').map_or(name, |(m, _)| m)
 }
 
 /// Every method and subscription kind of the node, registered once per module.
@@ -115,16 +77,21 @@ impl Registry {
         }
     }
 
-    /// Registers `handler` for `spec`. Panics on a second registration of one name: the
-    /// method table is built once at start-up and a clash is a programming error.
-    pub fn register(&mut self, spec: MethodSpec, handler: Handler) {
-        assert!(
-            spec.name.contains('_'),
-            "method {} has no module",
-            spec.name
+    /// Registers `handler` for method `name` (`<module>_<method>`), which takes at most
+    /// `max_params` positional parameters (surplus ones are `too many arguments`, except for
+    /// methods without parameters, which ignore them as the reference does). Panics on a
+    /// second registration of one name: the method table is built once at start-up and a
+    /// clash is a programming error.
+    pub fn register(&mut self, name: &'static str, max_params: usize, handler: Handler) {
+        assert!(name.contains('_'), "method {name} has no module");
+        let prev = self.methods.insert(
+            name,
+            Registered {
+                max_params,
+                handler,
+            },
         );
-        let prev = self.methods.insert(spec.name, Registered { spec, handler });
-        assert!(prev.is_none(), "method {} registered twice", spec.name);
+        assert!(prev.is_none(), "method {name} registered twice");
     }
 
     /// Registers subscription `name` of `module` (`<module>_subscribe` with `[name, ...]`).
@@ -142,18 +109,24 @@ impl Registry {
         &self.limit
     }
 
-    /// Every registered module, `rpc` included.
+    /// Every module with a registered method or subscription kind, `rpc` included.
     pub fn modules(&self) -> BTreeSet<&'static str> {
-        let mut m: BTreeSet<&'static str> =
-            self.methods.values().map(|r| r.spec.module()).collect();
+        let mut m: BTreeSet<&'static str> = self.methods.keys().map(|n| module_of(n)).collect();
         m.insert("rpc");
         m
     }
 
-    /// The specs of every registered method, sorted by name.
-    pub fn specs(&self) -> Vec<MethodSpec> {
-        let mut v: Vec<MethodSpec> = self.methods.values().map(|r| r.spec).collect();
-        v.sort_by_key(|s| s.name);
+    /// The name of every registered method, sorted.
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = self.methods.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The `(module, name)` of every registered subscription kind, sorted.
+    pub fn subscription_kinds(&self) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = self.kinds.keys().cloned().collect();
+        v.sort();
         v
     }
 }
@@ -574,24 +547,20 @@ impl Dispatcher {
         if method.ends_with("_subscribe") {
             return self.subscribe(method, params, conn);
         }
-        if method == "rpc_modules" {
-            Params::from_value(params?)?;
-            let m: BTreeMap<&str, &str> = self.modules().into_iter().map(|m| (m, "1.0")).collect();
-            return Ok(serde_json::to_value(m).expect("a map of strings serializes"));
-        }
         let Some(reg) = self.registry.methods.get(method) else {
             return Err(RpcError::method_not_found(method));
         };
-        if !self.offers(reg.spec.module()) {
+        if !self.offers(module_of(method)) {
             return Err(RpcError::method_not_found(method));
         }
         let params = Params::from_value(params?)?;
-        params.at_most(reg.spec.params.len())?;
+        params.at_most(reg.max_params)?;
         let call = Call {
             method,
             transport: self.transport,
             public_listener: self.public_listener,
             conn,
+            dispatcher: self,
         };
         match catch_unwind(AssertUnwindSafe(|| (reg.handler)(&call, &params))) {
             Ok(r) => r,
@@ -638,9 +607,12 @@ impl Dispatcher {
         };
         let notifier = conn.add(module);
         let id = notifier.id().to_string();
-        if let Err(e) = kind.subscribe(&params.shift(), notifier) {
-            conn.remove(&id);
-            return Err(e);
+        match kind.subscribe(&params.shift(), notifier) {
+            Ok(attachment) => conn.attach(&id, attachment),
+            Err(e) => {
+                conn.remove(&id);
+                return Err(e);
+            }
         }
         Ok(Value::String(id))
     }
@@ -663,52 +635,40 @@ impl Dispatcher {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::collections::BTreeMap;
 
-    fn echo_spec() -> MethodSpec {
-        const P: &[ParamSpec] = &[
-            ParamSpec {
-                name: "a",
-                kind: ParamKind::String,
-                optional: false,
-            },
-            ParamSpec {
-                name: "b",
-                kind: ParamKind::Integer,
-                optional: true,
-            },
-        ];
-        MethodSpec {
-            name: "test_echo",
-            params: P,
-            summary: "echo",
-        }
+    /// `rpc_modules` as the API layer declares it: the modules of the call's endpoint.
+    fn register_modules(r: &mut Registry) {
+        r.register(
+            "rpc_modules",
+            0,
+            Arc::new(|c: &Call, _p: &Params| {
+                let m: BTreeMap<&str, &str> = c.modules().into_iter().map(|m| (m, "1.0")).collect();
+                Ok(serde_json::to_value(m).unwrap())
+            }),
+        );
     }
 
     fn dispatcher(offered: Option<&str>) -> Dispatcher {
         let mut r = Registry::default();
         r.register(
-            echo_spec(),
+            "test_echo",
+            2,
             Arc::new(|_c: &Call, p: &Params| {
                 Ok(json!([p.required::<String>(0)?, p.optional::<u64>(1)?]))
             }),
         );
-        const NONE: &[ParamSpec] = &[];
         r.register(
-            MethodSpec {
-                name: "test_panic",
-                params: NONE,
-                summary: "",
-            },
+            "test_panic",
+            0,
             Arc::new(|_c: &Call, _p: &Params| panic!("boom")),
         );
         r.register(
-            MethodSpec {
-                name: "other_x",
-                params: NONE,
-                summary: "",
-            },
+            "other_x",
+            0,
             Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))),
         );
+        register_modules(&mut r);
         Dispatcher::new(
             Arc::new(r),
             offered.map(parse_module_list),
@@ -875,7 +835,8 @@ mod tests {
     fn result_strings_are_escaped_when_they_need_it() {
         let mut r = Registry::default();
         r.register(
-            echo_spec(),
+            "test_echo",
+            2,
             Arc::new(|_c: &Call, p: &Params| Ok(Value::String(p.required::<String>(0)?))),
         );
         let d = Dispatcher::new(Arc::new(r), None, Transport::Http, false, DEFAULT_LIMITS);
@@ -1007,13 +968,9 @@ mod tests {
     #[test]
     fn subscriptions_need_a_stream_and_respect_the_limit() {
         let mut r = Registry::default();
-        const NONE: &[ParamSpec] = &[];
         r.register(
-            MethodSpec {
-                name: "chain_x",
-                params: NONE,
-                summary: "",
-            },
+            "chain_x",
+            0,
             Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))),
         );
         let feed = super::super::pubsub::Feed::new();

@@ -1,0 +1,186 @@
+//! How a namespace declares its methods: one [`Method`] per method, holding its name, its
+//! positional parameters with their kinds, a one-line summary and its handler, side by side in
+//! the namespace's [`Namespace::METHODS`]. The node registers exactly these handlers; `chainctl`,
+//! the console's completion and the man pages read the same declarations ([`super::spec`]).
+//! A method cannot be declared without a handler (the field is required), and a handler is
+//! reachable only through its declaration.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::rpc::{Call, Params, Registry, RpcError, SubscriptionKind};
+
+/// What kind of value a parameter takes; clients use it to parse arguments and to know which
+/// ones are secrets (read from a file, a prompt or standard input, never argv or a history).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    String,
+    /// A passphrase that unlocks an existing key.
+    Passphrase,
+    /// A passphrase that will encrypt a new key file (clients ask for it twice).
+    NewPassphrase,
+    /// Raw private key data (hex): a secret, sent as a string.
+    KeyData,
+    Address,
+    Bytes,
+    Integer,
+    Bool,
+    Object,
+    Any,
+}
+
+impl ParamKind {
+    /// True for both kinds of passphrase: read from a file or a no-echo prompt, never argv.
+    pub fn is_passphrase(self) -> bool {
+        matches!(self, ParamKind::Passphrase | ParamKind::NewPassphrase)
+    }
+
+    /// True for every parameter whose value is a secret (passphrases and key data): clients
+    /// keep it out of argv, histories and logs.
+    pub fn is_secret(self) -> bool {
+        self.is_passphrase() || self == ParamKind::KeyData
+    }
+}
+
+/// One positional parameter of a method.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub optional: bool,
+}
+
+/// A required parameter.
+pub const fn p(name: &'static str, kind: ParamKind) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind,
+        optional: false,
+    }
+}
+
+/// An optional parameter (absent or `null` is the default).
+pub const fn opt(name: &'static str, kind: ParamKind) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind,
+        optional: true,
+    }
+}
+
+/// A method's name, parameters and one-line summary: what clients know of it.
+#[derive(Debug, Clone, Copy)]
+pub struct MethodSpec {
+    pub name: &'static str,
+    pub params: &'static [ParamSpec],
+    pub summary: &'static str,
+}
+
+impl MethodSpec {
+    /// The module: the text before the first `_`.
+    pub fn module(&self) -> &'static str {
+        self.name
+            .split_once('_')
+            .map(|(m, _)| m)
+            .unwrap_or(self.name)
+    }
+}
+
+/// A handler of namespace `A`: the namespace, the call, its parameters.
+pub type HandlerFn<A> = fn(&A, &Call, &Params) -> Result<Value, RpcError>;
+
+/// One method of namespace `A`: its declaration and its handler. Written with [`method!`].
+pub struct Method<A: 'static> {
+    pub spec: MethodSpec,
+    pub handler: HandlerFn<A>,
+}
+
+/// A subscription kind of namespace `A` (`<module>_subscribe` with `[name]`): its name, a
+/// summary, and how the namespace makes it.
+pub struct Subscription<A: 'static> {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub kind: fn(&Arc<A>) -> Arc<dyn SubscriptionKind>,
+}
+
+/// A JSON-RPC namespace: one type holding the few handles its methods use.
+pub trait Namespace: Send + Sync + Sized + 'static {
+    /// The module name every method name starts with (`personal` for `personal_sign`).
+    const MODULE: &'static str;
+    /// Every method, in the order clients list them.
+    const METHODS: &'static [Method<Self>];
+    /// The subscription kinds of `<MODULE>_subscribe`; none by default.
+    const SUBSCRIPTIONS: &'static [Subscription<Self>] = &[];
+}
+
+/// Registers every method and subscription kind of `api` in `r`.
+pub fn register<A: Namespace>(api: &Arc<A>, r: &mut Registry) {
+    for m in A::METHODS {
+        let (api, handler) = (api.clone(), m.handler);
+        r.register(
+            m.spec.name,
+            m.spec.params.len(),
+            Arc::new(move |c: &Call, p: &Params| handler(&api, c, p)),
+        );
+    }
+    for s in A::SUBSCRIPTIONS {
+        r.register_subscription(A::MODULE, s.name, (s.kind)(api));
+    }
+}
+
+const SUBSCRIBE_PARAMS: &[ParamSpec] = &[p("name", ParamKind::String)];
+const UNSUBSCRIBE_PARAMS: &[ParamSpec] = &[p("id", ParamKind::String)];
+
+/// The declarations of `A` as clients see them: its methods, then `<module>_subscribe` and
+/// `<module>_unsubscribe` when it has subscription kinds.
+pub fn specs<A: Namespace>() -> Vec<MethodSpec> {
+    let mut v: Vec<MethodSpec> = A::METHODS.iter().map(|m| m.spec).collect();
+    if !A::SUBSCRIPTIONS.is_empty() {
+        let names: Vec<&str> = A::SUBSCRIPTIONS.iter().map(|s| s.name).collect();
+        // Made once per process for the client table; leaking them keeps the table 'static.
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        v.push(MethodSpec {
+            name: leak(format!("{}_subscribe", A::MODULE)),
+            params: SUBSCRIBE_PARAMS,
+            summary: leak(format!(
+                "Subscribe to {} (WebSocket, IPC)",
+                names.join(" or ")
+            )),
+        });
+        v.push(MethodSpec {
+            name: leak(format!("{}_unsubscribe", A::MODULE)),
+            params: UNSUBSCRIBE_PARAMS,
+            summary: "Cancel a subscription",
+        });
+    }
+    v
+}
+
+/// A handler's typed result as the dispatcher takes it: the value serialized, the error
+/// mapped (in one place: `impl From<api::Error> for RpcError`).
+pub fn reply<T: Serialize, E: Into<RpcError>>(r: Result<T, E>) -> Result<Value, RpcError> {
+    match r {
+        Ok(v) => serde_json::to_value(v)
+            .map_err(|e| RpcError::server(format!("cannot encode the result: {e}"))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Declares one method of a namespace: `method!("personal_sign", [p(..), ..], "summary",
+/// Self::sign)`, where the handler is `fn(&Self, &Call, &Params) -> Result<T, E>` with a
+/// serializable `T` and an error that maps to a JSON-RPC error.
+#[macro_export]
+macro_rules! method {
+    ($name:literal, [$($param:expr),* $(,)?], $summary:literal, $handler:path $(,)?) => {
+        $crate::api::method::Method {
+            spec: $crate::api::method::MethodSpec {
+                name: $name,
+                params: &[$($param),*],
+                summary: $summary,
+            },
+            handler: |a, c, p| $crate::api::method::reply($handler(a, c, p)),
+        }
+    };
+}
