@@ -17,8 +17,9 @@ use crate::api::admin::{split_list, AdminApi, EndpointRequest, Endpoints};
 use crate::api::chain::ChainFeeds;
 use crate::api::net::NetApi;
 use crate::api::personal::PersonalApi;
+use crate::datadir::atomic;
 use crate::keystore::unlock::Unlocked;
-use crate::keystore::{atomic, Keystore, ScryptParams};
+use crate::keystore::{Keystore, ScryptParams};
 use crate::rpc::endpoint::{bind_address, Endpoint, HttpConfig, IpcConfig, WsConfig};
 use crate::rpc::http::HttpServer;
 use crate::rpc::ipc::IpcServer;
@@ -238,11 +239,10 @@ impl Node {
         let datadir = cfg.datadir.clone().unwrap_or_else(datadir::default_datadir);
         let datadir = std::path::absolute(&datadir).unwrap_or(datadir);
         atomic::ensure_dir(&datadir).map_err(|e| match e {
-            crate::keystore::Error::Io { source, .. } => StartError::Datadir {
+            datadir::Error::Io { source, .. } => StartError::Datadir {
                 path: datadir.clone(),
                 source,
             },
-            other => StartError::Keystore(other),
         })?;
         let lock_file = take_datadir_lock(&datadir)?;
         let ks_dir = datadir::keystore_dir(Some(&datadir), cfg.keystore.as_deref());
@@ -366,11 +366,9 @@ fn ensure_dev_account(datadir: &Path, keystore: &Keystore) -> Result<(), StartEr
     }
     let acct = keystore.new_account("")?;
     // The data directory's LOCK is ours, so no other writer can race us here.
-    atomic::write_atomic(
-        &marker,
-        format!("{}\n", acct.address).as_bytes(),
-        |_| Ok(()),
-    )?;
+    atomic::write_atomic(&marker, format!("{}\n", acct.address).as_bytes(), |_, _| {
+        Ok::<_, crate::keystore::Error>(())
+    })?;
     log::info(
         "Developer account created",
         &[

@@ -1,6 +1,27 @@
-//! Where the programs keep their data: the data directory and the keystore inside it.
+//! Where the programs keep their data: the data directory and the keystore inside it, and
+//! (in [`atomic`]) the crash-safe file operations that the keystore writes with.
 
+pub mod atomic;
+
+use std::io;
 use std::path::{Path, PathBuf};
+
+/// Errors of the data-directory layer: each names the path it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An operation on `path` failed.
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
 
 /// The per-user data directory (`~/.local/share/chaind` on Linux), from the `directories`
 /// crate; `./chaind-data` when the platform reports no home directory.
