@@ -5,8 +5,6 @@
 pub mod config;
 
 use std::collections::BTreeSet;
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -17,7 +15,7 @@ use crate::api::admin::{split_list, AdminApi, EndpointRequest, Endpoints};
 use crate::api::chain::ChainFeeds;
 use crate::api::net::NetApi;
 use crate::api::personal::PersonalApi;
-use crate::datadir::atomic;
+use crate::datadir::{atomic, DataDir, DatadirLock};
 use crate::keystore::unlock::Unlocked;
 use crate::keystore::{Keystore, ScryptParams};
 use crate::rpc::endpoint::{bind_address, Endpoint, HttpConfig, IpcConfig, WsConfig};
@@ -31,13 +29,10 @@ use crate::{datadir, log};
 /// Why the node could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("cannot create data directory {path}: {source}")]
-    Datadir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("data directory {0} is in use by another chaind (its LOCK file is held)")]
-    Locked(PathBuf),
+    /// The data directory cannot be created, is locked by another chaind, or a file in it
+    /// cannot be written.
+    #[error(transparent)]
+    Datadir(#[from] datadir::Error),
     #[error("{0}")]
     Keystore(#[from] crate::keystore::Error),
     #[error("{0}")]
@@ -216,20 +211,14 @@ pub struct Node {
     pub registry: Arc<Registry>,
     pub endpoints: Arc<EndpointSet>,
     pub feeds: ChainFeeds,
-    _lock: File,
+    _lock: DatadirLock,
 }
 
-/// The IPC path of `cfg`: a bare file name goes into the data directory.
+/// The IPC path of `cfg`: a bare file name goes into the data directory (see
+/// [`DataDir::ipc_path`]).
 pub fn ipc_path(cfg: &Config, datadir: &Path) -> PathBuf {
-    match &cfg.ipcpath {
-        None => datadir.join("chaind.ipc"),
-        Some(p) if p.components().count() == 1 && !p.is_absolute() => datadir.join(p),
-        Some(p) => p.clone(),
-    }
+    DataDir::new(datadir).ipc_path(cfg.ipcpath.as_deref())
 }
-
-/// File in the data directory naming the developer account of a `--dev` node.
-pub const DEV_ACCOUNT_FILE: &str = "dev-account";
 
 impl Node {
     /// Opens the data directory (creating it with mode 0700), takes its lock, opens the
@@ -238,14 +227,10 @@ impl Node {
         log::set_verbosity(cfg.verbosity);
         let datadir = cfg.datadir.clone().unwrap_or_else(datadir::default_datadir);
         let datadir = std::path::absolute(&datadir).unwrap_or(datadir);
-        atomic::ensure_dir(&datadir).map_err(|e| match e {
-            datadir::Error::Io { source, .. } => StartError::Datadir {
-                path: datadir.clone(),
-                source,
-            },
-        })?;
-        let lock_file = take_datadir_lock(&datadir)?;
-        let ks_dir = datadir::keystore_dir(Some(&datadir), cfg.keystore.as_deref());
+        let layout = DataDir::new(&datadir).with_keystore(cfg.keystore.as_deref());
+        layout.create()?;
+        let lock = layout.lock()?;
+        let ks_dir = layout.keystore();
         let scrypt = if cfg.lightkdf {
             ScryptParams::LIGHT
         } else {
@@ -253,7 +238,7 @@ impl Node {
         };
         let keystore = Arc::new(Keystore::open(&ks_dir)?.with_scrypt(scrypt));
         if cfg.dev {
-            ensure_dev_account(&datadir, &keystore)?;
+            ensure_dev_account(&layout, &keystore)?;
         }
         let unlocked = Arc::new(Unlocked::new());
         let limit = SubscriptionLimit::default();
@@ -281,7 +266,7 @@ impl Node {
             registry,
             endpoints,
             feeds,
-            _lock: lock_file,
+            _lock: lock,
         };
         log::info(
             "Keystore opened",
@@ -332,42 +317,17 @@ impl Node {
     }
 }
 
-fn take_datadir_lock(datadir: &Path) -> Result<File, StartError> {
-    let path = datadir.join("LOCK");
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|source| StartError::Datadir {
-            path: path.clone(),
-            source,
-        })?;
-    // SAFETY: flock on an open descriptor.
-    let r = unsafe {
-        libc::flock(
-            std::os::unix::io::AsRawFd::as_raw_fd(&f),
-            libc::LOCK_EX | libc::LOCK_NB,
-        )
-    };
-    if r != 0 {
-        return Err(StartError::Locked(datadir.to_path_buf()));
-    }
-    Ok(f)
-}
-
 /// On a fresh `--dev` data directory, creates the developer account (empty passphrase) and
 /// records its address in `<datadir>/dev-account`; later starts leave the keystore alone.
-fn ensure_dev_account(datadir: &Path, keystore: &Keystore) -> Result<(), StartError> {
-    let marker = datadir.join(DEV_ACCOUNT_FILE);
+fn ensure_dev_account(datadir: &DataDir, keystore: &Keystore) -> Result<(), StartError> {
+    let marker = datadir.dev_account();
     if marker.exists() {
         return Ok(());
     }
     let acct = keystore.new_account("")?;
     // The data directory's LOCK is ours, so no other writer can race us here.
     atomic::write_atomic(&marker, format!("{}\n", acct.address).as_bytes(), |_, _| {
-        Ok::<_, crate::keystore::Error>(())
+        Ok::<_, datadir::Error>(())
     })?;
     log::info(
         "Developer account created",
