@@ -15,16 +15,13 @@ use zeroize::Zeroizing;
 use crate::api::spec;
 use crate::api::{MethodSpec, ParamKind, ParamSpec};
 use crate::console::{self, LineError, Passphrases};
-use crate::datadir;
+use crate::datadir::DataDir;
 use crate::passphrase::{self, PassphraseError};
 use crate::rpc::client::{endpoint_kind, Client, ClientError, EndpointKind};
 use crate::rpc::error::METHOD_NOT_FOUND;
 
 /// The endpoint tried when no IPC socket exists in the default data directory.
 pub const FALLBACK_ENDPOINT: &str = "http://localhost:8551";
-
-/// The name of the IPC socket in a data directory.
-const IPC_NAME: &str = "chaind.ipc";
 
 const AFTER_HELP: &str = "\
 Output: the JSON `result` on stdout, pretty-printed; a string result is printed as a JSON \
@@ -287,9 +284,9 @@ pub fn resolve_endpoint(endpoint: Option<&str>, datadir: Option<&Path>) -> Strin
         return e.to_string();
     }
     if let Some(d) = datadir {
-        return d.join(IPC_NAME).display().to_string();
+        return DataDir::new(d).ipc_socket().display().to_string();
     }
-    let ipc = datadir::default_datadir().join(IPC_NAME);
+    let ipc = DataDir::default().ipc_socket();
     if ipc.exists() {
         ipc.display().to_string()
     } else {
@@ -395,7 +392,7 @@ fn looks_like_host_port(s: &str) -> bool {
 /// `~/.chainctl_history`; `None` without a home directory.
 pub fn history_path(datadir: Option<&Path>) -> Option<PathBuf> {
     match datadir {
-        Some(d) => Some(d.join("chainctl_history")),
+        Some(d) => Some(DataDir::new(d).chainctl_history()),
         None => directories::BaseDirs::new().map(|b| b.home_dir().join(".chainctl_history")),
     }
 }
@@ -640,7 +637,7 @@ fn explain(e: ClientError, endpoint: &str, defaulted: bool) -> Failure {
     {
         f.message.push_str(&format!(
             " (and there is no IPC socket at {}; give --endpoint or --datadir)",
-            datadir::default_datadir().join(IPC_NAME).display()
+            DataDir::default().ipc_socket().display()
         ));
     }
     f
@@ -909,7 +906,7 @@ mod tests {
             "/d/chaind.ipc"
         );
         let default = resolve_endpoint(None, None);
-        let ipc = datadir::default_datadir().join("chaind.ipc");
+        let ipc = crate::datadir::default_datadir().join("chaind.ipc");
         if ipc.exists() {
             assert_eq!(default, ipc.display().to_string());
         } else {

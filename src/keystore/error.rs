@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::crypto::CryptoError;
 
@@ -51,6 +51,10 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A failure of the keystore directory's lock or of an atomic write
+    /// ([`crate::datadir::atomic`]); same messages as [`Error::Io`].
+    #[error(transparent)]
+    Datadir(#[from] crate::datadir::Error),
 }
 
 impl Error {
@@ -61,6 +65,15 @@ impl Error {
         }
     }
 
+    /// The read-back check of the temporary file at `tmp` found `source`: the written copy
+    /// is not what was meant, so nothing was renamed into place.
+    pub(crate) fn read_back(tmp: &Path, source: Error) -> Error {
+        Error::ReadBack {
+            path: tmp.to_path_buf(),
+            source: Box::new(source),
+        }
+    }
+
     /// True when the error lies in what the caller gave (malformed key data), as opposed to
     /// the state of the keystore or a wrong passphrase. Command-line tools exit 2 for these.
     pub fn is_bad_input(&self) -> bool {
@@ -68,5 +81,27 @@ impl Error {
             self,
             Error::InvalidHex | Error::WalletKeyType | Error::InvalidWalletKey(_) | Error::Key(_)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapped_errors_keep_their_messages() {
+        let tmp = Path::new("/ks/.UTC--x.tmp-1");
+        let e = Error::read_back(tmp, Error::InvalidKeyFile("bad".into()));
+        assert_eq!(
+            e.to_string(),
+            "keystore file corrupted: /ks/.UTC--x.tmp-1: invalid key file: bad"
+        );
+        let io = || std::io::Error::other("disk on fire");
+        let from_datadir = Error::from(crate::datadir::Error::io("/ks/.lock", io()));
+        assert_eq!(
+            from_datadir.to_string(),
+            Error::io("/ks/.lock", io()).to_string()
+        );
+        assert_eq!(from_datadir.to_string(), "/ks/.lock: disk on fire");
     }
 }

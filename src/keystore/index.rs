@@ -37,7 +37,7 @@ use serde::Deserialize;
 
 use crate::crypto::Address;
 
-use super::atomic::{flock, is_temporary};
+use crate::datadir::atomic::{flock, is_temporary};
 
 /// Name of the saved index, hidden from the listing by its leading dot.
 pub const CACHE_FILE: &str = ".chain-keystore-index";
@@ -131,7 +131,7 @@ pub struct Index {
     /// Built on the first look-up by address; reset by every change.
     by_address: OnceLock<HashMap<Address, Vec<usize>>>,
     loaded_cache: bool,
-    /// The last scan saw temporary files of [`super::atomic::write_atomic`].
+    /// The last scan saw temporary files of [`crate::datadir::atomic::write_atomic`].
     temporaries: bool,
     pub last: RefreshStats,
 }

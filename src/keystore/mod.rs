@@ -1,7 +1,8 @@
 //! The keystore: a directory of encrypted key files shared by `chain-keytool` and `chaind`.
 //!
 //! Verbs: [`Keystore::new_account`], [`Keystore::import`], [`Keystore::replace`],
-//! [`Keystore::accounts`], [`Keystore::load_key`]. Every write is atomic (see [`atomic`]);
+//! [`Keystore::accounts`], [`Keystore::load_key`]. Every write is atomic (see
+//! [`crate::datadir::atomic`]);
 //! every read-modify-write of the directory happens under a cross-process advisory lock;
 //! scrypt always runs outside that lock.
 //!
@@ -9,7 +10,6 @@
 //! in-process lock and publishes its result under it, so no caller waits for another's scan
 //! of a large directory just to read the index.
 
-pub mod atomic;
 mod error;
 pub mod index;
 pub mod keydata;
@@ -29,7 +29,7 @@ pub use keydata::KeyData;
 pub use keyfile::ScryptParams;
 
 use crate::crypto::{Address, SecretKey};
-use atomic::DirLock;
+use crate::datadir::atomic::{self, DirLock};
 
 /// A keystore directory with its index.
 #[derive(Debug)]
@@ -227,8 +227,9 @@ impl Keystore {
         self.sweep_if_needed(&idx);
         drop(idx);
         let path = self.dir.join(key_file_name(SystemTime::now(), kd.address));
-        atomic::write_atomic(&path, &enc.json, |back| {
+        atomic::write_atomic(&path, &enc.json, |tmp, back| {
             enc.verify_copy(back, &kd.key, kd.address)
+                .map_err(|e| Error::read_back(tmp, e))
         })?;
         self.note_written(&path, kd.address);
         Ok(Account {
@@ -270,8 +271,9 @@ impl Keystore {
         if still != path || now != before {
             return Err(Error::ChangedDuringReplace(path));
         }
-        atomic::write_atomic(&path, &enc.json, |back| {
+        atomic::write_atomic(&path, &enc.json, |tmp, back| {
             enc.verify_copy(back, &keydata.key, address)
+                .map_err(|e| Error::read_back(tmp, e))
         })?;
         self.note_written(&path, address);
         Ok(Account { address, path })

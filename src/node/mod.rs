@@ -6,8 +6,6 @@
 pub mod config;
 
 use std::collections::BTreeSet;
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,8 +19,9 @@ use crate::api::net::NetApi;
 use crate::api::personal::PersonalApi;
 use crate::api::{rpc::RpcApi, web3::Web3Api, Apis};
 use crate::events::Bus;
+use crate::datadir::{atomic, DataDir, DatadirLock};
 use crate::keystore::unlock::Unlocked;
-use crate::keystore::{atomic, Keystore, ScryptParams};
+use crate::keystore::{Keystore, ScryptParams};
 use crate::rpc::endpoint::{bind_address, Endpoint, HttpConfig, IpcConfig, WsConfig};
 use crate::rpc::http::HttpServer;
 use crate::rpc::ipc::IpcServer;
@@ -35,13 +34,10 @@ use crate::{datadir, log};
 /// Why the node could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("cannot create data directory {path}: {source}")]
-    Datadir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("data directory {0} is in use by another chaind (its LOCK file is held)")]
-    Locked(PathBuf),
+    /// The data directory cannot be created, is locked by another chaind, or a file in it
+    /// cannot be written.
+    #[error(transparent)]
+    Datadir(#[from] datadir::Error),
     #[error("{0}")]
     Keystore(#[from] crate::keystore::Error),
     #[error("{0}")]
@@ -293,20 +289,14 @@ pub struct Node {
     /// Where domain code publishes events (new heads, pending transactions, peers).
     pub bus: Arc<Bus>,
     services: Mutex<Services>,
-    _lock: File,
+    _lock: DatadirLock,
 }
 
-/// The IPC path of `cfg`: a bare file name goes into the data directory.
+/// The IPC path of `cfg`: a bare file name goes into the data directory (see
+/// [`DataDir::ipc_path`]).
 pub fn ipc_path(cfg: &Config, datadir: &Path) -> PathBuf {
-    match &cfg.ipcpath {
-        None => datadir.join("chaind.ipc"),
-        Some(p) if p.components().count() == 1 && !p.is_absolute() => datadir.join(p),
-        Some(p) => p.clone(),
-    }
+    DataDir::new(datadir).ipc_path(cfg.ipcpath.as_deref())
 }
-
-/// File in the data directory naming the developer account of a `--dev` node.
-pub const DEV_ACCOUNT_FILE: &str = "dev-account";
 
 impl Node {
     /// Opens the data directory (creating it with mode 0700), takes its lock, opens the
@@ -317,15 +307,10 @@ impl Node {
         log::set_verbosity(cfg.verbosity);
         let datadir = cfg.datadir.clone().unwrap_or_else(datadir::default_datadir);
         let datadir = std::path::absolute(&datadir).unwrap_or(datadir);
-        atomic::ensure_dir(&datadir).map_err(|e| match e {
-            crate::keystore::Error::Io { source, .. } => StartError::Datadir {
-                path: datadir.clone(),
-                source,
-            },
-            other => StartError::Keystore(other),
-        })?;
-        let lock_file = take_datadir_lock(&datadir)?;
-        let ks_dir = datadir::keystore_dir(Some(&datadir), cfg.keystore.as_deref());
+        let layout = DataDir::new(&datadir).with_keystore(cfg.keystore.as_deref());
+        layout.create()?;
+        let datadir_lock = layout.lock()?;
+        let ks_dir = layout.keystore();
         let scrypt = if cfg.lightkdf {
             ScryptParams::LIGHT
         } else {
@@ -333,7 +318,7 @@ impl Node {
         };
         let keystore = Arc::new(Keystore::open(&ks_dir)?.with_scrypt(scrypt));
         if cfg.dev {
-            ensure_dev_account(&datadir, &keystore)?;
+            ensure_dev_account(&layout, &keystore)?;
         }
         let unlocked = Arc::new(Unlocked::new());
         let limit = SubscriptionLimit::default();
@@ -404,7 +389,7 @@ impl Node {
             endpoints,
             bus: bus.clone(),
             services: Mutex::new(Services::default()),
-            _lock: lock_file,
+            _lock: datadir_lock,
         };
         let plan: Vec<Box<dyn Service>> = vec![
             Box::new(crate::keystore::unlock::ExpiryService::new(unlocked)),
@@ -437,45 +422,18 @@ impl Node {
     }
 }
 
-fn take_datadir_lock(datadir: &Path) -> Result<File, StartError> {
-    let path = datadir.join("LOCK");
-    let f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|source| StartError::Datadir {
-            path: path.clone(),
-            source,
-        })?;
-    // SAFETY: flock on an open descriptor.
-    let r = unsafe {
-        libc::flock(
-            std::os::unix::io::AsRawFd::as_raw_fd(&f),
-            libc::LOCK_EX | libc::LOCK_NB,
-        )
-    };
-    if r != 0 {
-        return Err(StartError::Locked(datadir.to_path_buf()));
-    }
-    Ok(f)
-}
-
 /// On a fresh `--dev` data directory, creates the developer account (empty passphrase) and
 /// records its address in `<datadir>/dev-account`; later starts leave the keystore alone.
-fn ensure_dev_account(datadir: &Path, keystore: &Keystore) -> Result<(), StartError> {
-    let marker = datadir.join(DEV_ACCOUNT_FILE);
+fn ensure_dev_account(datadir: &DataDir, keystore: &Keystore) -> Result<(), StartError> {
+    let marker = datadir.dev_account();
     if marker.exists() {
         return Ok(());
     }
     let acct = keystore.new_account("")?;
     // The data directory's LOCK is ours, so no other writer can race us here.
-    atomic::write_atomic(
-        &marker,
-        format!("{}\n", acct.address).as_bytes(),
-        |_| Ok(()),
-    )?;
+    atomic::write_atomic(&marker, format!("{}\n", acct.address).as_bytes(), |_, _| {
+        Ok::<_, datadir::Error>(())
+    })?;
     log::info(
         "Developer account created",
         &[
@@ -572,30 +530,6 @@ mod tests {
             .map(str::to_string)
             .collect();
         Config::from_argv(&argv).unwrap()
-    }
-
-    #[test]
-    fn a_bare_ipc_file_name_goes_into_the_datadir() {
-        let dd = Path::new("/data/node");
-        assert_eq!(ipc_path(&cfg(&[]), dd), dd.join("chaind.ipc"));
-        assert_eq!(
-            ipc_path(&cfg(&["--ipcpath", "my.ipc"]), dd),
-            dd.join("my.ipc")
-        );
-        // Anything with a directory part is taken as given (relative to the working
-        // directory when relative).
-        assert_eq!(
-            ipc_path(&cfg(&["--ipcpath", "run/my.ipc"]), dd),
-            PathBuf::from("run/my.ipc")
-        );
-        assert_eq!(
-            ipc_path(&cfg(&["--ipcpath", "./my.ipc"]), dd),
-            PathBuf::from("./my.ipc")
-        );
-        assert_eq!(
-            ipc_path(&cfg(&["--ipcpath", "/tmp/x/my.ipc"]), dd),
-            PathBuf::from("/tmp/x/my.ipc")
-        );
     }
 
     #[test]
