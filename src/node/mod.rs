@@ -524,14 +524,6 @@ mod tests {
         assert!(listens_publicly("no such host.invalid", 0).is_err());
     }
 
-    fn cfg(args: &[&str]) -> Config {
-        let argv: Vec<String> = std::iter::once("chaind")
-            .chain(args.iter().copied())
-            .map(str::to_string)
-            .collect();
-        Config::from_argv(&argv).unwrap()
-    }
-
     #[test]
     fn comma_lists_are_trimmed_and_drop_empty_entries() {
         assert_eq!(
