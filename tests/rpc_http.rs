@@ -42,6 +42,17 @@ fn registry() -> Arc<Registry> {
             Ok(json!(PEAK.load(Ordering::SeqCst)))
         }),
     );
+    // Sleeps for the milliseconds given, then answers them: the test-only slow method of
+    // the execution timeout.
+    r.register(
+        "test_sleep",
+        1,
+        Arc::new(|_c: &Call, p: &Params| {
+            let ms: u64 = p.required(0)?;
+            std::thread::sleep(Duration::from_millis(ms));
+            Ok(json!(ms))
+        }),
+    );
     Arc::new(r)
 }
 
@@ -909,14 +920,14 @@ fn bodies_large_chunked_and_capped() {
         "a chunked body read to its end keeps the connection"
     );
 
-    // A chunked body beyond the limit is cut there and fails to parse; the connection closes.
+    // A chunked body beyond the limit is refused like a declared one (it used to be cut
+    // there and answered 200 with a parse error); the connection closes.
     let mut c = Client::connect(addr);
-    let r = c.exchange(&format!(
+    c.exchange(&format!(
         "{CHUNKED_HEAD}{}",
         chunked(&echo_of_len(10_000), 1000)
-    ));
-    assert_eq!(r.body, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"parse error\"}}\n");
-    assert_eq!(r.header("Connection"), Some("close"));
+    ))
+    .assert_text(413, "request body too large (more than 4096 bytes)\n");
     assert!(c.closed());
 
     assert_eq!(exchange(addr, &format!("{CHUNKED_HEAD}zz\r\n")).status, 400);
@@ -1137,5 +1148,28 @@ fn the_worker_pool_bounds_the_calls_running_at_once() {
         "{:?}",
         started.elapsed()
     );
+    stop(server);
+}
+
+/// A call that runs past the execution timeout is answered 503 `timeout`; the connection
+/// stays open and serves its next request, and calls within the timeout are untouched.
+#[test]
+fn a_call_past_the_execution_timeout_is_answered_503() {
+    let server = start_with(|cfg, _| cfg.execution_timeout = Duration::from_millis(100));
+    let addr = server.local_addr();
+    let sleep =
+        |ms: u64| format!(r#"{{"jsonrpc":"2.0","id":1,"method":"test_sleep","params":[{ms}]}}"#);
+    let mut c = Client::connect(addr);
+    c.exchange(&post_request(&sleep(600), ""))
+        .assert_text(503, "timeout");
+    // The same connection: its next request is answered normally.
+    let r = c.exchange(&post_request(ECHO, ""));
+    assert_eq!((r.status, r.body.as_str()), (200, ECHO_REPLY));
+    let r = c.exchange(&post_request(&sleep(1), ""));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["result"], 1);
+    // The timed-out call's own answer never arrives on the connection.
+    let r = c.exchange(&post_request(ECHO, ""));
+    assert_eq!(r.body, ECHO_REPLY);
     stop(server);
 }

@@ -834,13 +834,15 @@ fn stop_with_clients_connected() {
 }
 
 /// A client that stops reading while events keep coming is disconnected once
-/// `MAX_QUEUED_NOTIFICATIONS` pile up, instead of growing the node's memory without bound.
+/// `OUTBOX_LIMIT` bytes of notifications pile up, instead of growing the node's memory
+/// without bound.
 fn slow_reader_is_cut_off(n: &Node, c: &mut dyn Client) {
     c.call(1, "chain_subscribe", json!(["newHeads"]));
     assert_eq!(n.feed.subscriber_count(), 1);
     let payload = json!({"filler": "x".repeat(1024)});
     // Far more than the socket buffers and the queue hold; the client reads none of it.
-    for _ in 0..(chain_node::rpc::ws::MAX_QUEUED_NOTIFICATIONS * 3) {
+    // 1 KiB each: three times what the outbox holds, on top of the socket buffers.
+    for _ in 0..(chain_node::rpc::outbox::OUTBOX_LIMIT / 1024 * 3) {
         n.feed.publish(&payload);
         if n.feed.subscriber_count() == 0 {
             break;

@@ -67,6 +67,12 @@ pub struct EndpointSet {
 pub struct Tuning {
     /// `--rpcexecutiontimeout`: how long an HTTP call may run before it is answered 503.
     pub http_execution_timeout: Option<std::time::Duration>,
+    /// `--rpcreadtimeout`: how long an HTTP request may take to arrive.
+    pub http_read_timeout: Option<std::time::Duration>,
+    /// `--rpcwritetimeout`: how long writing an HTTP response may take.
+    pub http_write_timeout: Option<std::time::Duration>,
+    /// `--rpcidletimeout`: how long a kept-alive HTTP connection may stay quiet.
+    pub http_idle_timeout: Option<std::time::Duration>,
     /// `--ipcmaxconnections`.
     pub ipc_max_connections: Option<usize>,
 }
@@ -153,8 +159,18 @@ impl Endpoints for EndpointSet {
                 let mut cfg = HttpConfig::new(req.host.clone(), req.port);
                 cfg.cors = req.origins.clone();
                 cfg.vhosts = req.vhosts.clone().unwrap_or_else(|| self.vhosts.clone());
-                if let Some(t) = self.tuning.http_execution_timeout {
-                    cfg.execution_timeout = t;
+                let t = &self.tuning;
+                if let Some(d) = t.http_execution_timeout {
+                    cfg.execution_timeout = d;
+                }
+                if let Some(d) = t.http_read_timeout {
+                    cfg.body_timeout = d;
+                }
+                if let Some(d) = t.http_write_timeout {
+                    cfg.write_timeout = d;
+                }
+                if let Some(d) = t.http_idle_timeout {
+                    cfg.idle_timeout = d;
                 }
                 Ok(Box::new(HttpServer::start(&cfg, d)?))
             },
@@ -327,6 +343,9 @@ impl Node {
             split_list(&cfg.rpcvhosts),
             Tuning {
                 http_execution_timeout: Some(cfg.execution_timeout()),
+                http_read_timeout: Some(cfg.read_timeout()),
+                http_write_timeout: Some(cfg.write_timeout()),
+                http_idle_timeout: Some(cfg.idle_timeout()),
                 ipc_max_connections: Some(cfg.ipcmaxconnections as usize),
             },
         ));

@@ -21,8 +21,14 @@ pub struct HttpConfig {
     /// How long a request (head and body) may take to arrive, counted from its first byte
     /// (for a new connection: from the connection) before it is answered 408.
     pub body_timeout: Duration,
-    /// Most connections served at once; one more is answered 503 `server busy` and closed.
+    /// Most connections open at once (idle and half-sent ones included); one more is
+    /// answered 503 `server busy` and closed.
     pub max_connections: usize,
+    /// How long a kept-alive connection may stay quiet between requests (the reference's
+    /// idle timeout, default 120 s).
+    pub idle_timeout: Duration,
+    /// How long writing one response may take (the reference's write timeout, default 30 s).
+    pub write_timeout: Duration,
     /// How long a call may run before its request is answered 503 `timeout` (the
     /// reference's `--rpcexecutiontimeout`, default 30 s); the connection stays usable.
     pub execution_timeout: Duration,
@@ -41,6 +47,8 @@ impl HttpConfig {
                 .max(4),
             body_timeout: Duration::from_secs(30),
             max_connections: super::http::MAX_CONNECTIONS,
+            idle_timeout: Duration::from_secs(120),
+            write_timeout: Duration::from_secs(30),
             execution_timeout: DEFAULT_EXECUTION_TIMEOUT,
         }
     }

@@ -1,37 +1,49 @@
 //! The IPC transport: a Unix domain socket carrying a stream of JSON values (separators and
 //! newlines optional), each answered with JSON + `\n`.
 //!
-//! Each connection has a reader thread (`ipc-conn`) that decodes and handles requests one
-//! after the other, in order, and a writer thread (`ipc-writer`) fed by a channel, so that
-//! notifications go out while the reader waits for input. Replies and notifications share
-//! the channel, which keeps a subscribe reply ahead of the notifications it releases.
+//! Each connection has a reader thread (`ipc-conn`) that finds whole values in its buffer
+//! ([`super::framing`]) and handles them one after the other, in order, and a writer thread
+//! (`ipc-writer`) fed by an [`Outbox`] bounded in bytes, so that notifications go out while
+//! the reader waits for input. Replies and notifications share the outbox, which keeps a
+//! subscribe reply ahead of the notifications it releases; a client that does not read gets
+//! no more requests read, and one that lets notifications pile up is cut off.
 //!
-//! The reference puts no limit on an IPC message; we cap one at [`MAX_IPC_MESSAGE_BYTES`],
-//! because the decoder buffers a whole value and an endless one would exhaust memory.
+//! At most [`IpcConfig::max_connections`] connections are served at once; one more is told
+//! so in a JSON-RPC error and closed. The reference puts no limit on an IPC message; we cap
+//! one at [`MAX_IPC_MESSAGE_BYTES`], because a value is buffered whole. The buffer that held
+//! a request is wiped as values are taken and when the connection ends: requests carry
+//! passphrases and key data.
 
-use std::cell::Cell;
 use std::fs::{self, DirBuilder, Permissions};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use serde_json::value::RawValue;
+use zeroize::Zeroizing;
 
 use super::conns::{wait_readable, ConnTable, Entry, Waker};
 use super::endpoint::{Endpoint, IpcConfig};
-use super::error::{RpcError, INVALID_REQUEST};
+use super::error::{RpcError, INVALID_REQUEST, SERVER_ERROR};
+use super::framing::{Frame, Framer};
+use super::outbox::{Outbox, OUTBOX_HIGH, OUTBOX_LIMIT};
 use super::pubsub::Connection;
-use super::server::{error_response, too_deep, Dispatcher, NestingScanner};
-use super::ws::{MAX_QUEUED_NOTIFICATIONS, WRITE_TIMEOUT};
+use super::server::{error_response, too_deep, Dispatcher};
+use super::wipe::{consume, grow};
+
+/// How long a write may block before the connection is dropped (the reference's 10 s).
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Bytes read from the socket at a time.
+const READ_CHUNK: usize = 16 * 1024;
+/// The writer thread only moves bytes: a small stack keeps an idle connection cheap.
+const WRITER_STACK: usize = 64 * 1024;
 
 /// The largest JSON value (whitespace before it included) one IPC message may take.
 pub const MAX_IPC_MESSAGE_BYTES: usize = 16 << 20;
@@ -49,6 +61,7 @@ pub struct IpcServer {
 struct Shared {
     dispatcher: Dispatcher,
     stopping: AtomicBool,
+    max_connections: usize,
     conns: Arc<ConnTable<Arc<UnixStream>>>,
 }
 
@@ -76,6 +89,7 @@ impl IpcServer {
         let shared = Arc::new(Shared {
             dispatcher,
             stopping: AtomicBool::new(false),
+            max_connections: cfg.max_connections.max(1),
             conns: Arc::new(ConnTable::default()),
         });
         let accept_waker = Arc::new(Waker::new()?);
@@ -164,11 +178,15 @@ fn accept_loop(listener: UnixListener, shared: Arc<Shared>, waker: Arc<Waker>) {
                 let stream = Arc::new(stream);
                 let handle = stream.clone();
                 let s = shared.clone();
-                let _ = shared
-                    .conns
-                    .spawn("ipc-conn", usize::MAX, handle, move |entry| {
-                        connection(entry, stream, s)
-                    });
+                let spawned =
+                    shared
+                        .conns
+                        .spawn("ipc-conn", shared.max_connections, handle, move |entry| {
+                            connection(entry, stream, s)
+                        });
+                if let Err(stream) = spawned {
+                    refuse(&stream, shared.max_connections);
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 let _ = wait_readable(&[listener.as_raw_fd(), waker.fd()], None);
@@ -181,132 +199,195 @@ fn accept_loop(listener: UnixListener, shared: Arc<Shared>, waker: Arc<Waker>) {
     }
 }
 
-/// What the reader hands the writer.
-enum Out {
-    Message(String),
-    /// The reader is done: write what is queued, then close.
-    End,
+/// Tells a connection over the cap why it is closed (without blocking the acceptor).
+fn refuse(stream: &UnixStream, max: usize) {
+    let _ = stream.set_nonblocking(true);
+    let mut text = error_response(RpcError::new(
+        SERVER_ERROR,
+        format!("too many IPC connections: at most {max} allowed"),
+    ));
+    text.push('\n');
+    let _ = (&*stream).write_all(text.as_bytes());
+    let _ = stream.shutdown(Shutdown::Both);
 }
 
 fn connection(_entry: Entry<Arc<UnixStream>>, stream: Arc<UnixStream>, shared: Arc<Shared>) {
     let _ = stream.set_nonblocking(false); // some systems let accepted sockets inherit it
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    let out = stream.clone();
-    let (tx, rx) = mpsc::sync_channel::<Out>(MAX_QUEUED_NOTIFICATIONS);
-    let Ok(writer) = thread::Builder::new()
-        .name("ipc-writer".into())
-        .spawn(move || write_loop(out, rx))
-    else {
-        return;
+    let outbox = Arc::new(Outbox::new(OUTBOX_LIMIT, OUTBOX_HIGH));
+    let writer = {
+        let (stream, outbox) = (stream.clone(), outbox.clone());
+        thread::Builder::new()
+            .name("ipc-writer".into())
+            .stack_size(WRITER_STACK)
+            .spawn(move || write_loop(&stream, &outbox))
     };
-    let sink = tx.clone();
+    let Ok(writer) = writer else { return };
+    let sink = outbox.clone();
     let sink_stream = stream.clone();
-    let conn = Connection::new(move |m| match sink.try_send(Out::Message(m)) {
-        Ok(()) => true,
+    let conn = Connection::new(move |m| {
         // Too slow a reader: cut off rather than queue without bound.
-        Err(mpsc::TrySendError::Full(_)) => {
+        let queued = sink.offer(m);
+        if !queued {
             let _ = sink_stream.shutdown(Shutdown::Both);
-            false
         }
-        Err(mpsc::TrySendError::Disconnected(_)) => false,
+        queued
     });
-    read_loop(&stream, &conn, &tx, &shared.dispatcher);
+    read_loop(&stream, &conn, &outbox, &shared.dispatcher);
     conn.close();
-    let _ = tx.send(Out::End);
+    outbox.finish();
     let _ = writer.join();
     let _ = stream.shutdown(Shutdown::Both);
 }
 
-/// Decodes and handles requests until EOF, an I/O error, a syntax error (answered -32700
-/// with the decoder's text) or an oversized message (answered -32600).
-fn read_loop(stream: &UnixStream, conn: &Arc<Connection>, out: &SyncSender<Out>, d: &Dispatcher) {
-    let used = Rc::new(Cell::new(0usize));
-    let depth = Rc::new(Cell::new(Some(NestingScanner::default())));
-    let reader = Capped {
-        inner: BufReader::new(stream),
-        used: used.clone(),
-        depth: depth.clone(),
+/// Where in the stream a buffer starts: its line (1-based) and the bytes before it on that
+/// line, so that an error names the position as a decoder of the whole stream would.
+#[derive(Debug, Clone, Copy)]
+struct StreamPos {
+    line: usize,
+    column: usize,
+}
+
+impl StreamPos {
+    /// The position after `bytes`.
+    fn advance(mut self, bytes: &[u8]) -> StreamPos {
+        match bytes.iter().rposition(|&b| b == b'\n') {
+            Some(i) => {
+                self.line += bytes.iter().filter(|&&b| b == b'\n').count();
+                self.column = bytes.len() - i - 1;
+            }
+            None => self.column += bytes.len(),
+        }
+        self
+    }
+}
+
+/// The decoder's error for a value that starts at `at`, its position made stream-relative.
+fn stream_error(e: &serde_json::Error, at: StreamPos) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let Some(message) = text.strip_suffix(&suffix) else {
+        return text;
     };
-    let values = serde_json::Deserializer::from_reader(reader).into_iter::<Box<RawValue>>();
-    for value in values {
-        let error = match value {
-            Ok(raw) => {
-                used.set(0);
-                if let Some(reply) = d.handle_within_limit(&raw, Some(conn)) {
-                    if out.send(Out::Message(reply)).is_err() {
-                        return;
-                    }
+    let (line, column) = if e.line() == 1 {
+        (at.line, at.column + e.column())
+    } else {
+        (at.line + e.line() - 1, e.column())
+    };
+    format!("{message} at line {line} column {column}")
+}
+
+/// Decodes and handles requests until EOF, an I/O error, a syntax error (answered -32700
+/// with the decoder's text), a value nested too deep, or an oversized message (answered
+/// -32600). The bytes are held in one buffer that is wiped as values are taken and when the
+/// connection ends; values are handed to the dispatcher without a copy.
+fn read_loop(stream: &UnixStream, conn: &Arc<Connection>, out: &Outbox, d: &Dispatcher) {
+    let mut buf = Zeroizing::new(Vec::with_capacity(READ_CHUNK));
+    let mut framer = Framer::new();
+    // The stream position of `buf[0]`.
+    let mut at = StreamPos { line: 1, column: 0 };
+    let mut ended = false;
+    loop {
+        let range = match framer.next(&buf) {
+            Frame::Value(r) => r,
+            Frame::TooDeep => {
+                let _ = out.put(error_response(too_deep()), WRITE_TIMEOUT);
+                return;
+            }
+            Frame::NeedMore if ended => match framer.rest(&buf) {
+                Some(r) => r,
+                None => return,
+            },
+            Frame::NeedMore => {
+                if framer.partial_len(&buf) == 0 {
+                    // Only whitespace so far: nothing to keep.
+                    at = at.advance(&buf);
+                    let n = buf.len();
+                    consume(&mut buf, n);
+                    framer.consumed(n);
+                } else if framer.partial_len(&buf) > MAX_IPC_MESSAGE_BYTES {
+                    let _ = out.put(error_response(too_large()), WRITE_TIMEOUT);
+                    return;
                 }
-                conn.activate();
+                ended = !read_more(stream, &mut buf);
                 continue;
             }
-            Err(_) if depth.take().is_none() => too_deep(),
-            Err(_) if used.get() > MAX_IPC_MESSAGE_BYTES => RpcError::new(
-                INVALID_REQUEST,
-                format!("message too large: more than {MAX_IPC_MESSAGE_BYTES} bytes"),
-            ),
-            Err(e) if e.is_syntax() => RpcError::parse(e.to_string()),
-            // EOF (clean or inside a value) or an I/O error: close without a word.
+        };
+        if range.len() > MAX_IPC_MESSAGE_BYTES {
+            let _ = out.put(error_response(too_large()), WRITE_TIMEOUT);
+            return;
+        }
+        let start = at.advance(&buf[..range.start]);
+        let reply = match serde_json::from_slice::<&RawValue>(&buf[range.clone()]) {
+            Ok(raw) => d.handle_within_limit(raw, Some(conn)),
+            Err(e) if e.is_syntax() => {
+                let e = RpcError::parse(stream_error(&e, start));
+                let _ = out.put(error_response(e), WRITE_TIMEOUT);
+                return;
+            }
+            // A value cut short by the end of the stream: closed without a word.
             Err(_) => return,
         };
-        let _ = out.send(Out::Message(error_response(error)));
-        return;
+        if let Some(reply) = reply {
+            if !out.put(reply, WRITE_TIMEOUT) {
+                return;
+            }
+        }
+        conn.activate();
+        at = start.advance(&buf[range.clone()]);
+        consume(&mut buf, range.end);
+        framer.consumed(range.end);
+    }
+}
+
+fn too_large() -> RpcError {
+    RpcError::new(
+        INVALID_REQUEST,
+        format!("message too large: more than {MAX_IPC_MESSAGE_BYTES} bytes"),
+    )
+}
+
+/// Appends what the socket has to `buf` (waiting for something); false at the end of the
+/// stream or on an error.
+fn read_more(mut stream: &UnixStream, buf: &mut Zeroizing<Vec<u8>>) -> bool {
+    let len = buf.len();
+    if buf.capacity() - len < READ_CHUNK {
+        grow(buf, READ_CHUNK);
+    }
+    buf.resize(len + READ_CHUNK, 0);
+    loop {
+        match stream.read(&mut buf[len..]) {
+            Ok(n) => {
+                buf.truncate(len + n);
+                return n > 0;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => {
+                buf.truncate(len);
+                return false;
+            }
+        }
     }
 }
 
 /// Writes each message followed by `\n`, flushing when the queue runs empty. On a write
 /// error (a peer that has not read for [`WRITE_TIMEOUT`] included) it shuts the socket
-/// down, which ends the reader too.
-fn write_loop(stream: Arc<UnixStream>, rx: Receiver<Out>) {
-    let mut w = BufWriter::new(&*stream);
-    let mut next = rx.recv().ok();
-    while let Some(Out::Message(m)) = next {
+/// down, which ends the reader too, and closes the outbox.
+fn write_loop(stream: &UnixStream, outbox: &Outbox) {
+    let mut w = BufWriter::new(stream);
+    while let Some(m) = outbox.take() {
         if w.write_all(m.as_bytes())
             .and_then(|()| w.write_all(b"\n"))
             .is_err()
         {
             break;
         }
-        next = match rx.try_recv() {
-            Ok(o) => Some(o),
-            Err(TryRecvError::Disconnected) => None,
-            Err(TryRecvError::Empty) => {
-                if w.flush().is_err() {
-                    break;
-                }
-                rx.recv().ok()
-            }
-        };
+        if outbox.bytes() == 0 && w.flush().is_err() {
+            break;
+        }
     }
     let _ = w.flush();
     drop(w);
+    outbox.close();
     let _ = stream.shutdown(Shutdown::Both);
-}
-
-/// Counts the bytes of the current message and fails once it passes the cap.
-struct Capped<R> {
-    inner: R,
-    used: Rc<Cell<usize>>,
-    /// Nesting depth of the stream so far; set to `None` once it went too deep.
-    depth: Rc<Cell<Option<NestingScanner>>>,
-}
-
-impl<R: Read> Read for Capped<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        let mut scanner = self.depth.take();
-        let deep = scanner.as_mut().is_some_and(|s| !s.feed(&buf[..n]));
-        if deep {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "too deep"));
-        }
-        self.depth.set(scanner);
-        self.used.set(self.used.get() + n);
-        if self.used.get() > MAX_IPC_MESSAGE_BYTES {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "message too large",
-            ));
-        }
-        Ok(n)
-    }
 }

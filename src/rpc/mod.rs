@@ -7,11 +7,16 @@ pub mod client;
 mod conns;
 pub mod endpoint;
 pub mod error;
+mod framing;
+mod gate;
 pub mod http;
 pub mod ipc;
+pub mod outbox;
 pub mod params;
+mod pool;
 pub mod pubsub;
 pub mod server;
+mod wipe;
 pub mod ws;
 
 pub use error::RpcError;

@@ -11,9 +11,8 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
@@ -25,22 +24,24 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Message, WebSocket};
 
+use zeroize::Zeroizing;
+
 use super::conns::{wait_readable, ConnTable, Entry, Waker};
 use super::endpoint::{bind_address, Endpoint, WsConfig};
 use super::error::RpcError;
+use super::gate::{Conn, Door, Gate, GateConfig};
+use super::outbox::{Outbox, OUTBOX_LIMIT};
 use super::pubsub::Connection;
 use super::server::{error_response, too_deep, Dispatcher, NestingScanner};
+use super::wipe::consume;
 
 /// How long a client may take to send its upgrade request.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one write may block before the connection is dropped (the reference's 10 s).
 pub(super) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Notifications queued for one connection before it is disconnected as too slow (WebSocket
-/// and IPC).
-pub const MAX_QUEUED_NOTIFICATIONS: usize = 10_000;
-/// Connections still in their handshake beyond the cap of upgraded ones; past that, new TCP
-/// connections are closed at once, so a flood of half-open handshakes cannot pile up threads.
-const HANDSHAKE_SLACK: usize = 64;
+/// Connections in their handshake (held by the gate, without a thread) beyond the cap of
+/// upgraded ones; past that, new TCP connections are answered 503 and closed.
+const MAX_HANDSHAKES: usize = 4096;
 /// After we close a connection, how long we keep reading (and discarding) what the client
 /// still sends, so the kernel does not answer it with a reset that could swallow our reply.
 const LINGER: Duration = Duration::from_secs(1);
@@ -51,8 +52,7 @@ const STOP_GRACE: Duration = Duration::from_millis(500);
 pub struct WsServer {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    accept_waker: Arc<Waker>,
-    accept: JoinHandle<()>,
+    gate: Arc<Gate>,
 }
 
 struct Shared {
@@ -80,7 +80,6 @@ impl WsServer {
     pub fn start(cfg: &WsConfig, dispatcher: Dispatcher) -> io::Result<WsServer> {
         let at = bind_address(&cfg.host, cfg.port)?;
         let listener = TcpListener::bind(at).map_err(|e| super::http::listen_error(at, e))?;
-        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let limit = dispatcher.limits().max_request_bytes;
         let config = WebSocketConfig::default()
@@ -95,19 +94,19 @@ impl WsServer {
             upgraded: AtomicUsize::new(0),
             conns: Arc::new(ConnTable::default()),
         });
-        let accept_waker = Arc::new(Waker::new()?);
-        let accept = {
-            let (shared, waker) = (shared.clone(), accept_waker.clone());
-            thread::Builder::new()
-                .name("ws-accept".into())
-                .spawn(move || accept_loop(listener, shared, waker))?
-        };
-        Ok(WsServer {
-            addr,
-            shared,
-            accept_waker,
-            accept,
-        })
+        let gate = Gate::start(
+            listener,
+            GateConfig {
+                name: "ws",
+                max_connections: cfg.max_connections.saturating_add(MAX_HANDSHAKES),
+                request_timeout: HANDSHAKE_TIMEOUT,
+                idle_timeout: HANDSHAKE_TIMEOUT,
+            },
+            WsDoor {
+                shared: shared.clone(),
+            },
+        )?;
+        Ok(WsServer { addr, shared, gate })
     }
 
     /// The address bound (with the port chosen when 0 was asked for).
@@ -119,9 +118,8 @@ impl WsServer {
     /// they can take it within half a second) and joins the threads.
     pub fn stop(self) {
         self.shared.stopping.store(true, Ordering::SeqCst);
-        self.accept_waker.wake();
-        let _ = self.accept.join();
-        // The accept thread is gone, so no entry is added from here on.
+        self.gate.stop();
+        // The gate is gone, so no entry is added from here on.
         let conns = &self.shared.conns;
         conns.for_each(|(_, waker)| waker.wake());
         let deadline = Instant::now() + STOP_GRACE;
@@ -183,34 +181,46 @@ fn origin_allowed(allowed: &[String], origin: Option<&HeaderValue>) -> bool {
     allowed.iter().any(|a| a == "*" || *a == origin)
 }
 
-fn accept_loop(listener: TcpListener, shared: Arc<Shared>, waker: Arc<Waker>) {
-    while !shared.stopping() {
-        match listener.accept() {
-            Ok((stream, _)) => spawn_connection(stream, &shared),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let _ = wait_readable(&[listener.as_raw_fd(), waker.fd()], None);
-                waker.drain();
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            // Out of descriptors and the like: the listener stays readable, so back off
-            // instead of spinning.
-            Err(_) => thread::sleep(Duration::from_millis(100)),
-        }
-    }
+/// What the gate asks of WebSocket: an upgrade request is whole at its blank line.
+struct WsDoor {
+    shared: Arc<Shared>,
 }
 
-fn spawn_connection(stream: TcpStream, shared: &Arc<Shared>) {
-    let Ok(waker) = Waker::new() else {
-        return; // dropping the stream closes it
-    };
-    let (stream, waker) = (Arc::new(stream), Arc::new(waker));
-    let max = shared.max_connections.saturating_add(HANDSHAKE_SLACK);
-    let handle = (stream.clone(), waker.clone());
-    let s = shared.clone();
-    // Refused (too many connections, or no thread): dropping the handle closes the socket.
-    let _ = shared.conns.spawn("ws-conn", max, handle, move |entry| {
-        connection(entry, stream, s, waker)
-    });
+impl Door for WsDoor {
+    fn ready(&self, buf: &[u8]) -> bool {
+        let mut slots = [httparse::EMPTY_HEADER; 64];
+        // Complete, or already refused (the handshake answers it).
+        !matches!(
+            httparse::Request::new(&mut slots).parse(buf),
+            Ok(httparse::Status::Partial)
+        )
+    }
+
+    fn deliver(&mut self, conn: Conn) {
+        let Ok(waker) = Waker::new() else {
+            return; // dropping the connection closes it
+        };
+        let shared = &self.shared;
+        let (stream, buf, slot) = conn.into_parts();
+        let (stream, waker) = (Arc::new(stream), Arc::new(waker));
+        let max = shared.max_connections.saturating_add(MAX_HANDSHAKES);
+        let handle = (stream.clone(), waker.clone());
+        let s = shared.clone();
+        // Refused (no thread): dropping the handle closes the socket.
+        let _ = shared.conns.spawn("ws-conn", max, handle, move |entry| {
+            let _slot = slot;
+            connection(entry, Sock::new(stream, buf), s, waker)
+        });
+    }
+
+    fn busy(&self) -> &[u8] {
+        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    }
+
+    /// A handshake that does not finish in time is closed without a word.
+    fn too_slow(&self) -> &[u8] {
+        b""
+    }
 }
 
 /// Releases an upgraded connection's place under the cap.
@@ -236,14 +246,15 @@ enum Refused {
 
 fn connection(
     _entry: Entry<(Arc<TcpStream>, Arc<Waker>)>,
-    stream: Arc<TcpStream>,
+    sock: Sock,
     shared: Arc<Shared>,
     waker: Arc<Waker>,
 ) {
+    let stream = sock.stream.clone();
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_nonblocking(false); // some systems let accepted sockets inherit it
+    let _ = stream.set_nonblocking(false); // the gate's sockets were non-blocking
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    let ws = match handshake(Sock(stream.clone()), &shared, &waker) {
+    let ws = match handshake(sock, &shared, &waker) {
         Ok(ws) => ws,
         Err(refused) => {
             let answer = match refused {
@@ -267,24 +278,22 @@ fn connection(
         }
     };
     let _slot = Slot(&shared.upgraded);
-    let (tx, rx) = mpsc::sync_channel::<String>(MAX_QUEUED_NOTIFICATIONS);
+    let outbox = Arc::new(Outbox::new(OUTBOX_LIMIT, OUTBOX_LIMIT));
+    let sink = outbox.clone();
     let sink_waker = waker.clone();
     let sink_stream = stream.clone();
     let conn = Connection::new(move |m| {
-        let ok = match tx.try_send(m) {
-            Ok(()) => true,
-            // A client that lets this many notifications pile up is cut off rather than
-            // allowed to grow the node's memory.
-            Err(mpsc::TrySendError::Full(_)) => {
-                let _ = sink_stream.shutdown(Shutdown::Both);
-                false
-            }
-            Err(mpsc::TrySendError::Disconnected(_)) => false,
-        };
+        // A client that lets notifications pile up past the outbox's bytes is cut off
+        // rather than allowed to grow the node's memory.
+        let ok = sink.offer(m);
+        if !ok {
+            let _ = sink_stream.shutdown(Shutdown::Both);
+        }
         sink_waker.wake();
         ok
     });
-    let close = serve(ws, &conn, &rx, &shared, &waker);
+    let close = serve(ws, &conn, &outbox, &shared, &waker);
+    outbox.close();
     conn.close();
     if close == Closed::ByUs {
         linger(&stream, &shared, &waker);
@@ -294,7 +303,7 @@ fn connection(
 
 /// Runs the upgrade, checking the cap and the origin in tungstenite's callback.
 fn handshake(sock: Sock, shared: &Shared, waker: &Waker) -> Result<WebSocket<Sock>, Refused> {
-    let fd = sock.0.as_raw_fd();
+    let fd = sock.stream.as_raw_fd();
     let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
     let took_slot = AtomicBool::new(false);
     #[allow(clippy::result_large_err)] // the type is tungstenite's
@@ -378,11 +387,11 @@ enum Closed {
 fn serve(
     mut ws: WebSocket<Sock>,
     conn: &Arc<Connection>,
-    outgoing: &Receiver<String>,
+    outgoing: &Outbox,
     shared: &Shared,
     waker: &Waker,
 ) -> Closed {
-    let fd = ws.get_ref().0.as_raw_fd();
+    let fd = ws.get_ref().stream.as_raw_fd();
     loop {
         if shared.stopping() {
             let _ = ws.close(Some(close_frame(CloseCode::Away, "server stopping")));
@@ -391,15 +400,15 @@ fn serve(
         // Notifications first: what was queued before a request was read goes out before
         // that request's reply. None once the client has sent its close frame.
         while ws.can_write() {
-            match outgoing.try_recv() {
-                Ok(mut m) => {
+            match outgoing.try_take() {
+                Some(mut m) => {
                     m.push('\n');
                     if ws.write(Message::text(m)).is_err() {
                         return Closed::Done;
                     }
                 }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => return Closed::Done,
+                None if outgoing.is_closed() => return Closed::Done,
+                None => break,
             }
         }
         // Also writes queued pong and close replies; after the client's close frame has
@@ -516,21 +525,37 @@ fn recv_nonblocking(stream: &TcpStream, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// A TCP stream whose reads never block (`MSG_DONTWAIT`) and whose writes do (bounded by
-/// [`WRITE_TIMEOUT`]): the connection thread waits for input in `poll`, not in `read`.
-struct Sock(Arc<TcpStream>);
+/// [`WRITE_TIMEOUT`]): the connection thread waits for input in `poll`, not in `read`. What
+/// the gate read before the handshake is read first (and wiped once read).
+struct Sock {
+    stream: Arc<TcpStream>,
+    read_first: Zeroizing<Vec<u8>>,
+}
+
+impl Sock {
+    fn new(stream: Arc<TcpStream>, read_first: Zeroizing<Vec<u8>>) -> Sock {
+        Sock { stream, read_first }
+    }
+}
 
 impl Read for Sock {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        recv_nonblocking(&self.0, buf)
+        if !self.read_first.is_empty() {
+            let n = buf.len().min(self.read_first.len());
+            buf[..n].copy_from_slice(&self.read_first[..n]);
+            consume(&mut self.read_first, n);
+            return Ok(n);
+        }
+        recv_nonblocking(&self.stream, buf)
     }
 }
 
 impl Write for Sock {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        (&*self.0).write(buf)
+        (&*self.stream).write(buf)
     }
     fn flush(&mut self) -> io::Result<()> {
-        (&*self.0).flush()
+        (&*self.stream).flush()
     }
 }
 
