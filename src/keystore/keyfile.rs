@@ -116,7 +116,7 @@ fn scrypt_derive(
 
 /// Derives the scrypt key for `passphrase` with `params` and `salt` (dkLen 32).
 pub fn derive_scrypt(passphrase: &str, salt: &[u8], params: ScryptParams) -> Zeroizing<Vec<u8>> {
-    scrypt_derive(
+    let dk = scrypt_derive(
         passphrase.as_bytes(),
         salt,
         params.log_n,
@@ -124,7 +124,19 @@ pub fn derive_scrypt(passphrase: &str, salt: &[u8], params: ScryptParams) -> Zer
         params.p,
         32,
     )
-    .expect("built-in scrypt parameters are valid")
+    .expect("built-in scrypt parameters are valid");
+    wipe_stack();
+    dk
+}
+
+/// Overwrites with zeros the stack just below the caller's frame, where a key derivation
+/// has run: PBKDF2's HMAC copies the passphrase into a key block on the stack, out of
+/// `zeroize`'s reach (a scan of the node's memory found it there after a failed unlock).
+#[inline(never)]
+fn wipe_stack() {
+    let mut area = [0u8; 64 * 1024];
+    zeroize::Zeroize::zeroize(&mut area[..]);
+    std::hint::black_box(&area);
 }
 
 type Aes128Ctr = ctr::Ctr128BE<aes::Aes128>;
@@ -371,6 +383,12 @@ impl CryptoObject {
     }
 
     fn derive(&self, passphrase: &str) -> Result<Zeroizing<Vec<u8>>, Error> {
+        let dk = self.derive_unwiped(passphrase);
+        wipe_stack();
+        dk
+    }
+
+    fn derive_unwiped(&self, passphrase: &str) -> Result<Zeroizing<Vec<u8>>, Error> {
         match &self.kdf {
             Kdf::Scrypt {
                 log_n,
