@@ -359,7 +359,15 @@ impl<D: Door> Loop<D> {
     }
 
     fn take_back(&mut self, conn: Conn) {
-        let Conn { stream, buf, _slot } = conn;
+        let Conn {
+            stream,
+            mut buf,
+            _slot,
+        } = conn;
+        if buf.is_empty() && buf.capacity() > HANDOFF_BYTES {
+            // After a large request, a quiet connection goes back to a small buffer.
+            buf = Zeroizing::new(Vec::new());
+        }
         if !buf.is_empty() && self.door.ready(&buf) {
             self.door.deliver(Conn { stream, buf, _slot });
             return;

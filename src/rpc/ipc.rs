@@ -40,8 +40,11 @@ use super::wipe::{consume, grow};
 
 /// How long a write may block before the connection is dropped (the reference's 10 s).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Bytes read from the socket at a time.
-const READ_CHUNK: usize = 16 * 1024;
+/// The read buffer's first size: an idle connection costs this much; the buffer doubles
+/// when a read fills it.
+const READ_START: usize = 1024;
+/// Capacity beyond which an emptied read buffer is given back.
+const KEEP_CAPACITY: usize = 64 * 1024;
 /// The writer thread only moves bytes: a small stack keeps an idle connection cheap.
 const WRITER_STACK: usize = 64 * 1024;
 
@@ -282,7 +285,7 @@ fn stream_error(e: &serde_json::Error, at: StreamPos) -> String {
 /// -32600). The bytes are held in one buffer that is wiped as values are taken and when the
 /// connection ends; values are handed to the dispatcher without a copy.
 fn read_loop(stream: &UnixStream, conn: &Arc<Connection>, out: &Outbox, d: &Dispatcher) {
-    let mut buf = Zeroizing::new(Vec::with_capacity(READ_CHUNK));
+    let mut buf = Zeroizing::new(Vec::with_capacity(READ_START));
     let mut framer = Framer::new();
     // The stream position of `buf[0]`.
     let mut at = StreamPos { line: 1, column: 0 };
@@ -337,6 +340,10 @@ fn read_loop(stream: &UnixStream, conn: &Arc<Connection>, out: &Outbox, d: &Disp
         at = start.advance(&buf[range.clone()]);
         consume(&mut buf, range.end);
         framer.consumed(range.end);
+        if buf.is_empty() && buf.capacity() > KEEP_CAPACITY {
+            // A large message is answered: an idle connection goes back to a small buffer.
+            buf = Zeroizing::new(Vec::with_capacity(READ_START));
+        }
     }
 }
 
@@ -351,10 +358,11 @@ fn too_large() -> RpcError {
 /// stream or on an error.
 fn read_more(mut stream: &UnixStream, buf: &mut Zeroizing<Vec<u8>>) -> bool {
     let len = buf.len();
-    if buf.capacity() - len < READ_CHUNK {
-        grow(buf, READ_CHUNK);
+    if buf.capacity() == len {
+        grow(buf, len.max(READ_START));
     }
-    buf.resize(len + READ_CHUNK, 0);
+    let room = buf.capacity() - len;
+    buf.resize(len + room, 0);
     loop {
         match stream.read(&mut buf[len..]) {
             Ok(n) => {
