@@ -60,13 +60,12 @@ impl Pool {
             return;
         }
         st.queue.push_back(job);
-        if st.idle > 0 {
+        // An idle thread woken takes one job; jobs beyond the idle threads need new ones
+        // (a job can run long: an HTTP connection whose client keeps sending).
+        if st.idle >= st.queue.len() || st.threads >= self.max {
             drop(st);
             self.work.notify_one();
-            return;
-        }
-        if st.threads >= self.max {
-            return; // a busy thread takes it when it is done
+            return; // or a busy thread takes it when it is done
         }
         let pool = self.clone();
         match thread::Builder::new()
@@ -182,5 +181,34 @@ mod tests {
         let (tx, rx) = mpsc::channel::<()>();
         pool.submit(Box::new(move || tx.send(()).unwrap()));
         assert!(rx.recv_timeout(Duration::from_millis(50)).is_err());
+    }
+
+    /// Two long jobs submitted while one thread is idle both start: the second does not wait
+    /// behind the first (an HTTP connection can keep a job for as long as its client sends).
+    #[test]
+    fn jobs_beyond_the_idle_threads_get_new_threads() {
+        let pool = Pool::new("test-pool", 4);
+        let (tx, rx) = mpsc::channel();
+        let warm = tx.clone();
+        pool.submit(Box::new(move || warm.send(0).unwrap()));
+        assert_eq!(rx.recv().unwrap(), 0);
+        while pool.lock().idle == 0 {
+            thread::yield_now();
+        }
+        let both = Arc::new(std::sync::Barrier::new(2));
+        for i in 1..=2 {
+            let (tx, both) = (tx.clone(), both.clone());
+            pool.submit(Box::new(move || {
+                both.wait(); // returns only once both jobs run at the same time
+                tx.send(i).unwrap();
+            }));
+        }
+        for _ in 0..2 {
+            assert!(
+                rx.recv_timeout(Duration::from_secs(10)).is_ok(),
+                "the second job waited behind the first"
+            );
+        }
+        pool.stop();
     }
 }

@@ -4,7 +4,6 @@
 
 use std::io::{self, Read};
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use zeroize::Zeroizing;
@@ -116,26 +115,28 @@ impl Input {
 
     /// Waits up to `wait` for the client's next bytes and reads them: a kept-alive
     /// connection whose client is quiet goes back to the gate instead of holding a thread.
+    /// One `read` under a receive timeout (armed once while requests keep coming), not a
+    /// `poll` and a `read`: this runs between every two requests of a busy connection.
     pub fn wait_briefly(&mut self, wait: Duration) -> Quick {
-        let mut pfd = libc::pollfd {
-            fd: self.conn.stream.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = wait.as_millis().clamp(1, i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd for the duration of the call.
-        let n = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if n == 0 {
-            return Quick::Quiet;
-        }
-        if n < 0 {
-            return Quick::Gone;
+        if self.armed != Some(wait) {
+            if self.conn.stream.set_read_timeout(Some(wait)).is_err() {
+                return Quick::Gone;
+            }
+            self.armed = Some(wait);
         }
         loop {
             match self.read_once() {
                 Ok(0) => return Quick::Gone,
                 Ok(_) => return Quick::More,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Quick::Quiet
+                }
                 Err(_) => return Quick::Gone,
             }
         }

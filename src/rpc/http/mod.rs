@@ -48,7 +48,7 @@ pub const MAX_CONNECTIONS: usize = 4096;
 const MAX_WORKERS: usize = 256;
 /// How long a worker waits for a kept-alive client's next request before giving the
 /// connection back to the gate.
-pub const HOT_WAIT: Duration = Duration::from_millis(5);
+pub const HOT_WAIT: Duration = Duration::from_millis(50);
 /// How long, and how much, a closing connection keeps reading what its client still sends.
 const LINGER_TIME: Duration = Duration::from_secs(1);
 const LINGER_BYTES: usize = 1 << 20;
