@@ -1,16 +1,39 @@
 //! Administration and account management for a chain node.
 //!
-//! Map of the crate:
-//! - [`crypto`]: Keccak-256, secp256k1 signing and recovery, addresses, the signed-message hash.
+//! Map of the crate, by layer (each uses only the layers below it; the next issues' `types`,
+//! `trie`, `chain` and `p2p` slot in as README's Design section shows):
+//!
+//! Commands:
+//! - [`node`]: `chaind`: configuration (flags and config file), the node built in one pass,
+//!   its services started in order and stopped in reverse, the endpoints.
+//! - [`chainctl`]: the `chainctl` command, its subcommands derived from [`api::spec`].
+//! - [`console`]: the `module.method(args)` parser and the interactive console.
+//! - [`keytool`]: the `chain-keytool` command (its clap definition and behaviour).
+//! - [`manpage`]: man pages from the clap definitions.
+//!
+//! Above the transports:
+//! - [`api`]: one type per namespace (admin, chain, net, personal, rpc, web3), each method
+//!   declared once with its parameter kinds and handler; typed errors mapped to JSON-RPC
+//!   codes in one place.
+//!
+//! Beside each other, neither importing the other:
+//! - [`rpc`]: the dispatcher and the HTTP, WebSocket and IPC transports, subscriptions, the
+//!   client; knows no domain.
+//! - [`keystore`]: key files (v3 written; v1, v3, v4 read), key data, the directory index,
+//!   unlocked keys; every write atomic, under a cross-process lock.
+//!
+//! Below:
+//! - [`events`]: a bounded broadcast of typed events (new head, pending transaction, peer
+//!   added or dropped) that domains publish into; a slow subscriber is cut off.
+//! - [`service`]: the lifecycle of background services (named threads, stop flags, joins).
+//! - [`crypto`]: Keccak-256, secp256k1 signing and recovery, addresses, the signed-message
+//!   hash.
 //! - [`datadir`]: every path under the data directory (keystore, `chaindata`, `nodekey`,
 //!   `fastcache`, `LOCK`, the IPC socket), the lock that keeps a second `chaind` out, and the
-//!   crash-safe file operations (directory lock, atomic writes, sweep of dead writers'
-//!   temporaries) that the keystore and the chain write with.
-//! - [`keystore`]: key files (v3 written; v1, v3, v4 read), key data, the directory index;
-//!   every write atomic, under a cross-process lock.
-//! - [`passphrase`]: reading passphrases from a file or a no-echo prompt, never from argv.
-//! - [`keytool`]: the `chain-keytool` command (its clap definition and behaviour); the binary
-//!   in `src/bin/` only calls it.
+//!   crash-safe file operations that the keystore and the chain write with.
+//! - [`passphrase`]: reading passphrases from a file, standard input or a no-echo prompt,
+//!   never from argv.
+//! - [`log`], [`clock`]: log lines; UTC calendar fields without a date crate.
 
 pub mod api;
 pub mod chainctl;

@@ -91,7 +91,7 @@ impl MethodSpec {
 /// A handler of namespace `A`: the namespace, the call, its parameters.
 pub type HandlerFn<A> = fn(&A, &Call, &Params) -> Result<Value, RpcError>;
 
-/// One method of namespace `A`: its declaration and its handler. Written with [`method!`].
+/// One method of namespace `A`: its declaration and its handler. Written with [`crate::method!`].
 pub struct Method<A: 'static> {
     pub spec: MethodSpec,
     pub handler: HandlerFn<A>,

@@ -74,7 +74,7 @@ pub struct Config {
     #[arg(long, value_name = "LIST", default_value = "chain,net,personal")]
     pub wsapi: String,
     /// Allowed WebSocket Origin values, comma-separated (`*` for any; empty: http://localhost
-    /// and http://<hostname>)
+    /// and `http://<hostname>`)
     #[arg(long, value_name = "LIST", default_value = "")]
     pub wsorigins: String,
     /// Most subscriptions per WebSocket or IPC connection, at least 1

@@ -2,7 +2,7 @@
 //! newlines optional), each answered with JSON + `\n`.
 //!
 //! Each connection has a reader thread (`ipc-conn`) that finds whole values in its buffer
-//! ([`super::framing`]) and handles them one after the other, in order, and a writer thread
+//! (`rpc::framing`) and handles them one after the other, in order, and a writer thread
 //! (`ipc-writer`) fed by an [`Outbox`] bounded in bytes, so that notifications go out while
 //! the reader waits for input. Replies and notifications share the outbox, which keeps a
 //! subscribe reply ahead of the notifications it releases; a client that does not read gets

@@ -1,8 +1,11 @@
 //! The WebSocket transport: a TCP listener that only serves WebSocket upgrades (any path),
-//! one thread per connection, one JSON-RPC request per data message.
+//! one JSON-RPC request per data message.
 //!
-//! Each connection thread owns its socket. It waits in `poll(2)` on the socket and on a
-//! [`Waker`] that the connection's notification sink pokes, so notifications go out as soon
+//! The gate (`rpc::gate`) holds a new connection, without a thread, until its upgrade
+//! request is whole; then the connection gets a thread of its own (`ws-conn`), which owns
+//! its socket. Notifications wait in an outbox bounded in bytes; a client that lets 4 MiB
+//! pile up is cut off. The thread waits in `poll(2)` on the socket and on a
+//! waker that the connection's notification sink pokes, so notifications go out as soon
 //! as they are published and an idle connection costs no CPU. Requests of one connection are
 //! handled one after the other, in order, on that thread (the reference may answer out of
 //! order; clients match by id either way). Notifications wait while a request runs.

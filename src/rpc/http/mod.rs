@@ -2,11 +2,11 @@
 //! host, applies CORS, enforces the request rules and hands each JSON-RPC body to the
 //! [`Dispatcher`]. It moves bytes only; every JSON-RPC decision is the dispatcher's.
 //!
-//! - [`super::gate`] holds every connection that has not sent a whole request, without a
+//! - `rpc::gate` holds every connection that has not sent a whole request, without a
 //!   thread (slow and idle clients cost a socket and a small buffer), and hands whole
 //!   requests to the `http-worker` pool.
-//! - A worker serves the connection ([`serve`]): head ([`head`], on `httparse`), body
-//!   ([`body`]), virtual host and CORS ([`cors`]), the call, the response ([`response`]).
+//! - A worker serves the connection (`serve`): head (`head`, on `httparse`), body
+//!   (`body`), virtual host and CORS (`cors`), the call, the response (`response`).
 //!   While the client keeps sending, the worker keeps the connection (a benchmark client
 //!   never leaves its thread); once it is quiet for [`HOT_WAIT`] it goes back to the gate.
 //! - At most `cfg.workers` calls run at once (permits taken once a request is whole).
