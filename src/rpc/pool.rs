@@ -4,6 +4,7 @@
 //! running jobs finish and joins every thread.
 
 use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
@@ -24,6 +25,8 @@ struct State {
 
 /// An elastic pool of named threads.
 pub(super) struct Pool {
+    /// Jobs waiting for a thread (the queue's length, readable without the lock).
+    backlog: std::sync::atomic::AtomicUsize,
     name: String,
     max: usize,
     state: Mutex<State>,
@@ -34,6 +37,7 @@ impl Pool {
     /// A pool of at most `max` threads named `name`; none runs until a job comes.
     pub(super) fn new(name: &str, max: usize) -> Arc<Pool> {
         Arc::new(Pool {
+            backlog: std::sync::atomic::AtomicUsize::new(0),
             name: name.to_string(),
             max: max.max(1),
             state: Mutex::new(State {
@@ -60,6 +64,7 @@ impl Pool {
             return;
         }
         st.queue.push_back(job);
+        self.backlog.store(st.queue.len(), Ordering::Relaxed);
         // An idle thread woken takes one job; jobs beyond the idle threads need new ones
         // (a job can run long: an HTTP connection whose client keeps sending).
         if st.idle >= st.queue.len() || st.threads >= self.max {
@@ -90,6 +95,7 @@ impl Pool {
         let mut st = self.lock();
         loop {
             if let Some(job) = st.queue.pop_front() {
+                self.backlog.store(st.queue.len(), Ordering::Relaxed);
                 drop(st);
                 job();
                 st = self.lock();
@@ -113,6 +119,12 @@ impl Pool {
     }
 
     /// Threads running now.
+    /// Jobs waiting for a thread now: a job that could hand its work back (an HTTP
+    /// connection whose client is between requests) does so rather than make them wait.
+    pub(super) fn backlog(&self) -> usize {
+        self.backlog.load(Ordering::Relaxed)
+    }
+
     #[cfg(test)]
     pub(super) fn threads(&self) -> usize {
         self.lock().threads
@@ -125,6 +137,7 @@ impl Pool {
             let mut st = self.lock();
             st.stopping = true;
             st.queue.clear();
+            self.backlog.store(0, Ordering::Relaxed);
             std::mem::take(&mut st.handles)
         };
         self.work.notify_all();

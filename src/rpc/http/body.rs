@@ -118,6 +118,9 @@ impl Input {
     /// One `read` under a receive timeout (armed once while requests keep coming), not a
     /// `poll` and a `read`: this runs between every two requests of a busy connection.
     pub fn wait_briefly(&mut self, wait: Duration) -> Quick {
+        if wait.is_zero() {
+            return Quick::Quiet;
+        }
         if self.armed != Some(wait) {
             if self.conn.stream.set_read_timeout(Some(wait)).is_err() {
                 return Quick::Gone;

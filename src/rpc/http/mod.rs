@@ -277,6 +277,16 @@ fn serve(conn: Conn, shared: &Arc<Shared>) {
     }
 }
 
+/// How long a worker keeps a quiet kept-alive connection: [`HOT_WAIT`], or not at all while
+/// other connections wait for a worker.
+fn hot_wait(shared: &Shared) -> Duration {
+    if shared.pool.backlog() > 0 {
+        Duration::ZERO
+    } else {
+        HOT_WAIT
+    }
+}
+
 /// The request loop of [`serve`]: the connection, when it is to go back to the gate.
 fn serve_requests(mut input: Input, shared: &Shared, flight: &Flight) -> Option<Conn> {
     let max_body = shared.policy.max_body;
@@ -295,7 +305,7 @@ fn serve_requests(mut input: Input, shared: &Shared, flight: &Flight) -> Option<
                     }
                     continue;
                 }
-                match input.wait_briefly(HOT_WAIT) {
+                match input.wait_briefly(hot_wait(shared)) {
                     Quick::More => continue,
                     Quick::Quiet => return Some(input.conn),
                     Quick::Gone => return None,
@@ -314,7 +324,7 @@ fn serve_requests(mut input: Input, shared: &Shared, flight: &Flight) -> Option<
                 && !req.expects_continue
                 && whole <= HANDOFF_BYTES as u64
             {
-                match input.wait_briefly(HOT_WAIT) {
+                match input.wait_briefly(hot_wait(shared)) {
                     Quick::More => continue,
                     Quick::Quiet => return Some(input.conn),
                     Quick::Gone => return None,
