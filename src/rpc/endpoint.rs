@@ -5,6 +5,10 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Most HTTP connections open at once by default ([`HttpConfig::max_connections`]); one
+/// more is answered 503 `server busy` and closed.
+pub const DEFAULT_HTTP_CONNECTIONS: usize = 4096;
+
 /// Settings of the HTTP endpoint.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
@@ -46,7 +50,7 @@ impl HttpConfig {
                 .unwrap_or(4)
                 .max(4),
             body_timeout: Duration::from_secs(30),
-            max_connections: super::http::MAX_CONNECTIONS,
+            max_connections: DEFAULT_HTTP_CONNECTIONS,
             idle_timeout: Duration::from_secs(120),
             write_timeout: Duration::from_secs(30),
             execution_timeout: DEFAULT_EXECUTION_TIMEOUT,
@@ -123,4 +127,34 @@ pub trait Endpoint: Send {
     fn url(&self) -> String;
     /// Closes the listener and every connection, and joins the endpoint's threads.
     fn stop(self: Box<Self>);
+}
+
+/// The reference's wording of a failed listen: `listen tcp <addr>: bind: <error text>`.
+pub fn listen_error(addr: SocketAddr, e: io::Error) -> io::Error {
+    let text = e.to_string();
+    let text = text
+        .find(" (os error")
+        .map_or(text.as_str(), |i| &text[..i]);
+    let mut chars = text.chars();
+    let text: String = chars
+        .next()
+        .map(|c| c.to_lowercase().chain(chars).collect())
+        .unwrap_or_default();
+    io::Error::new(e.kind(), format!("listen tcp {addr}: bind: {text}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_errors_read_like_the_reference() {
+        let e = io::Error::from_raw_os_error(libc::EADDRINUSE);
+        let e = listen_error(SocketAddr::from(([127, 0, 0, 1], 8551)), e);
+        assert_eq!(
+            e.to_string(),
+            "listen tcp 127.0.0.1:8551: bind: address already in use"
+        );
+        assert_eq!(e.kind(), io::ErrorKind::AddrInUse);
+    }
 }

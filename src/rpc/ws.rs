@@ -30,7 +30,7 @@ use tungstenite::{Message, WebSocket};
 use zeroize::Zeroizing;
 
 use super::conns::{wait_readable, ConnTable, Entry, Waker};
-use super::endpoint::{bind_address, Endpoint, WsConfig};
+use super::endpoint::{bind_address, listen_error, Endpoint, WsConfig};
 use super::error::RpcError;
 use super::gate::{Conn, Door, Gate, GateConfig};
 use super::outbox::{Outbox, OUTBOX_LIMIT};
@@ -82,7 +82,7 @@ impl WsServer {
     /// does not resolve or cannot be bound, or a thread cannot be started.
     pub fn start(cfg: &WsConfig, dispatcher: Dispatcher) -> io::Result<WsServer> {
         let at = bind_address(&cfg.host, cfg.port)?;
-        let listener = TcpListener::bind(at).map_err(|e| super::http::listen_error(at, e))?;
+        let listener = TcpListener::bind(at).map_err(|e| listen_error(at, e))?;
         let addr = listener.local_addr()?;
         let limit = dispatcher.limits().max_request_bytes;
         let config = WebSocketConfig::default()

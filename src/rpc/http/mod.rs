@@ -32,7 +32,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::{self, JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
-use super::endpoint::{bind_address, Endpoint, HttpConfig};
+use super::endpoint::{bind_address, listen_error, Endpoint, HttpConfig};
 use super::gate::{Conn, Door, Gate, GateConfig, HANDOFF_BYTES};
 use super::pool::Pool;
 use super::server::Dispatcher;
@@ -41,9 +41,6 @@ use cors::{host_allowed, json_content_type, Cors};
 use head::{Framing, Head};
 use response::{Fail, Keep, Response};
 
-/// Most connections open at once by default ([`HttpConfig::max_connections`]); one more is
-/// answered 503 `server busy` and closed.
-pub const MAX_CONNECTIONS: usize = 4096;
 /// Most worker threads (serving connections that have sent whole requests).
 const MAX_WORKERS: usize = 256;
 /// How long a worker waits for a kept-alive client's next request before giving the
@@ -203,20 +200,6 @@ impl Endpoint for HttpServer {
         shared.pool.stop();
         let _ = watchdog.join();
     }
-}
-
-/// The reference's wording of a failed listen: `listen tcp <addr>: bind: <error text>`.
-pub(crate) fn listen_error(addr: SocketAddr, e: io::Error) -> io::Error {
-    let text = e.to_string();
-    let text = text
-        .find(" (os error")
-        .map_or(text.as_str(), |i| &text[..i]);
-    let mut chars = text.chars();
-    let text: String = chars
-        .next()
-        .map(|c| c.to_lowercase().chain(chars).collect())
-        .unwrap_or_default();
-    io::Error::new(e.kind(), format!("listen tcp {addr}: bind: {text}"))
 }
 
 /// What the gate asks of HTTP.
@@ -572,21 +555,5 @@ fn watch(shared: &Shared) {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn listen_errors_read_like_the_reference() {
-        let e = io::Error::from_raw_os_error(libc::EADDRINUSE);
-        let e = listen_error(SocketAddr::from(([127, 0, 0, 1], 8551)), e);
-        assert_eq!(
-            e.to_string(),
-            "listen tcp 127.0.0.1:8551: bind: address already in use"
-        );
-        assert_eq!(e.kind(), io::ErrorKind::AddrInUse);
     }
 }
