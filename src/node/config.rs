@@ -73,8 +73,8 @@ pub struct Config {
     /// Modules offered over WebSocket, comma-separated (an empty list offers only rpc)
     #[arg(long, value_name = "LIST", default_value = "chain,net,personal")]
     pub wsapi: String,
-    /// Allowed WebSocket Origin values, comma-separated (`*` for any; empty: http://localhost
-    /// and `http://<hostname>`)
+    /// Allowed WebSocket Origin values, comma-separated (`*` for any; empty:
+    /// `http://localhost` and `http://<hostname>`)
     #[arg(long, value_name = "LIST", default_value = "")]
     pub wsorigins: String,
     /// Most subscriptions per WebSocket or IPC connection, at least 1
