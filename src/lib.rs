@@ -19,6 +19,8 @@
 //! Beside each other, neither importing the other:
 //! - [`rpc`]: the dispatcher and the HTTP, WebSocket and IPC transports, subscriptions, the
 //!   client; knows no domain.
+//! - [`chain`]: the chain database (redb under `<datadir>/chaindata`); next the state, the
+//!   transaction pool, sealing and genesis.
 //! - [`keystore`]: key files (v3 written; v1, v3, v4 read), key data, the directory index,
 //!   unlocked keys; every write atomic, under a cross-process lock.
 //!
@@ -36,6 +38,7 @@
 //! - [`log`], [`clock`]: log lines; UTC calendar fields without a date crate.
 
 pub mod api;
+pub mod chain;
 pub mod chainctl;
 pub mod clock;
 pub mod console;

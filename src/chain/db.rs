@@ -1,0 +1,347 @@
+//! The chain database under `<datadir>/chaindata`: headers, bodies, receipts, the
+//! transaction look-up, state-trie nodes by hash, the canonical numbers and the head, in one
+//! embedded, transactional file (`chain.redb`).
+//!
+//! Why redb: pure Rust, ACID with copy-on-write pages and a checksummed commit, so a process
+//! killed at any instant leaves the last committed transaction and nothing of a later one,
+//! without a write-ahead log to replay; one writer and many readers that never block each
+//! other (RPC reads while the sealer writes). Each sealed block is one write transaction:
+//! its header, body, receipts, look-ups, new trie nodes and the head pointer become visible,
+//! and durable, together or not at all.
+//!
+//! This layer stores bytes: the encodings (RLP of headers, bodies, receipts, trie nodes) are
+//! `types`' and `trie`'s business.
+
+use std::path::Path;
+
+use redb::{Database, ReadableTable, TableDefinition};
+
+/// The layout version this code reads and writes; a file with another one is refused.
+pub const SCHEMA_VERSION: u32 = 1;
+/// The database file inside the `chaindata` directory.
+pub const FILE_NAME: &str = "chain.redb";
+
+pub type Hash = [u8; 32];
+
+const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+const HEADERS: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("headers");
+const BODIES: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("bodies");
+const RECEIPTS: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("receipts");
+const NUMBERS: TableDefinition<&[u8; 32], u64> = TableDefinition::new("numbers");
+const CANONICAL: TableDefinition<u64, &[u8; 32]> = TableDefinition::new("canonical");
+/// Transaction hash to the hash of its block and its index there.
+const TX_LOOKUP: TableDefinition<&[u8; 32], (&[u8; 32], u32)> = TableDefinition::new("tx_lookup");
+const TRIE_NODES: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("trie_nodes");
+
+const SCHEMA_KEY: &str = "schema";
+const HEAD_KEY: &str = "head";
+
+/// What can go wrong with the chain database.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("chain database {path}: {source}")]
+    Open {
+        path: String,
+        #[source]
+        source: redb::DatabaseError,
+    },
+    #[error(
+        "chain database {path} has schema version {found}; this chaind reads version {expected}"
+    )]
+    Schema {
+        path: String,
+        found: u32,
+        expected: u32,
+    },
+    #[error("chain database is corrupt: {0}")]
+    Corrupt(String),
+    #[error("chain database: {0}")]
+    Storage(String),
+}
+
+macro_rules! storage_errors {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Error {
+                Error::Storage(e.to_string())
+            }
+        }
+    )*};
+}
+storage_errors!(
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything one sealed (or imported) block writes, in one transaction.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockWrite<'a> {
+    pub number: u64,
+    pub hash: &'a Hash,
+    pub header: &'a [u8],
+    pub body: &'a [u8],
+    pub receipts: &'a [u8],
+    /// The block's transaction hashes, in order.
+    pub tx_hashes: &'a [Hash],
+    /// State-trie nodes new in this block, by hash.
+    pub trie_nodes: &'a [(Hash, Vec<u8>)],
+}
+
+/// The open chain database.
+pub struct ChainDb {
+    db: Database,
+}
+
+impl std::fmt::Debug for ChainDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChainDb")
+    }
+}
+
+impl ChainDb {
+    /// Opens (creating when missing) `<dir>/chain.redb`, creating `dir` too. Fails when the
+    /// file cannot be opened, is not a redb file, or holds another schema version.
+    pub fn open(dir: &Path) -> Result<ChainDb> {
+        let path = dir.join(FILE_NAME);
+        let shown = path.display().to_string();
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Storage(format!("{}: {e}", dir.display())))?;
+        let db = Database::create(&path).map_err(|source| Error::Open {
+            path: shown.clone(),
+            source,
+        })?;
+        let chain = ChainDb { db };
+        chain.check_schema(&shown)?;
+        Ok(chain)
+    }
+
+    /// Writes the schema version into a new file; refuses a file with another one.
+    fn check_schema(&self, shown: &str) -> Result<()> {
+        let tx = self.db.begin_write()?;
+        let found = {
+            let mut meta = tx.open_table(META)?;
+            let found = meta.get(SCHEMA_KEY)?.map(|v| v.value().to_vec());
+            match found {
+                Some(bytes) => Some(decode_u32(&bytes)?),
+                None => {
+                    meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())?;
+                    None
+                }
+            }
+        };
+        // Every table exists from the first open, so that readers never meet a missing one.
+        tx.open_table(HEADERS)?;
+        tx.open_table(BODIES)?;
+        tx.open_table(RECEIPTS)?;
+        tx.open_table(NUMBERS)?;
+        tx.open_table(CANONICAL)?;
+        tx.open_table(TX_LOOKUP)?;
+        tx.open_table(TRIE_NODES)?;
+        match found {
+            Some(v) if v != SCHEMA_VERSION => Err(Error::Schema {
+                path: shown.to_string(),
+                found: v,
+                expected: SCHEMA_VERSION,
+            }),
+            _ => {
+                tx.commit()?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes a block and makes it the head, atomically and durably.
+    pub fn commit_block(&self, b: &BlockWrite<'_>) -> Result<()> {
+        let tx = self.db.begin_write()?;
+        {
+            tx.open_table(HEADERS)?.insert(b.hash, b.header)?;
+            tx.open_table(BODIES)?.insert(b.hash, b.body)?;
+            tx.open_table(RECEIPTS)?.insert(b.hash, b.receipts)?;
+            tx.open_table(NUMBERS)?.insert(b.hash, b.number)?;
+            tx.open_table(CANONICAL)?.insert(b.number, b.hash)?;
+            let mut lookup = tx.open_table(TX_LOOKUP)?;
+            for (i, h) in b.tx_hashes.iter().enumerate() {
+                let index =
+                    u32::try_from(i).map_err(|_| Error::Storage("too many transactions".into()))?;
+                lookup.insert(h, (b.hash, index))?;
+            }
+            let mut nodes = tx.open_table(TRIE_NODES)?;
+            for (h, node) in b.trie_nodes {
+                nodes.insert(h, node.as_slice())?;
+            }
+            let mut head = Vec::with_capacity(40);
+            head.extend_from_slice(&b.number.to_be_bytes());
+            head.extend_from_slice(b.hash);
+            tx.open_table(META)?.insert(HEAD_KEY, head.as_slice())?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The head block's number and hash; `None` before the genesis block is written.
+    pub fn head(&self) -> Result<Option<(u64, Hash)>> {
+        let tx = self.db.begin_read()?;
+        let meta = tx.open_table(META)?;
+        let Some(v) = meta.get(HEAD_KEY)? else {
+            return Ok(None);
+        };
+        let v = v.value();
+        if v.len() != 40 {
+            return Err(Error::Corrupt(format!("head pointer of {} bytes", v.len())));
+        }
+        let number = u64::from_be_bytes(v[..8].try_into().expect("8 bytes"));
+        let hash: Hash = v[8..].try_into().expect("32 bytes");
+        Ok(Some((number, hash)))
+    }
+
+    fn get_bytes(
+        &self,
+        table: TableDefinition<&[u8; 32], &[u8]>,
+        key: &Hash,
+    ) -> Result<Option<Vec<u8>>> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table)?;
+        Ok(t.get(key)?.map(|v| v.value().to_vec()))
+    }
+
+    /// The header (RLP) of the block with this hash.
+    pub fn header(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
+        self.get_bytes(HEADERS, hash)
+    }
+
+    /// The body (RLP) of the block with this hash.
+    pub fn body(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
+        self.get_bytes(BODIES, hash)
+    }
+
+    /// The receipts (RLP) of the block with this hash.
+    pub fn receipts(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
+        self.get_bytes(RECEIPTS, hash)
+    }
+
+    /// The state-trie node with this hash.
+    pub fn trie_node(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
+        self.get_bytes(TRIE_NODES, hash)
+    }
+
+    /// The hash of the canonical block at `number`.
+    pub fn hash_at(&self, number: u64) -> Result<Option<Hash>> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(CANONICAL)?;
+        Ok(t.get(number)?.map(|v| *v.value()))
+    }
+
+    /// The number of the block with this hash.
+    pub fn number_of(&self, hash: &Hash) -> Result<Option<u64>> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(NUMBERS)?;
+        Ok(t.get(hash)?.map(|v| v.value()))
+    }
+
+    /// Where a transaction is: its block's hash and its index there.
+    pub fn tx_location(&self, tx_hash: &Hash) -> Result<Option<(Hash, u32)>> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(TX_LOOKUP)?;
+        Ok(t.get(tx_hash)?.map(|v| {
+            let (block, index) = v.value();
+            (*block, index)
+        }))
+    }
+}
+
+fn decode_u32(bytes: &[u8]) -> Result<u32> {
+    let arr: [u8; 4] = bytes
+        .try_into()
+        .map_err(|_| Error::Corrupt(format!("schema version of {} bytes", bytes.len())))?;
+    Ok(u32::from_be_bytes(arr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(b: u8) -> Hash {
+        [b; 32]
+    }
+
+    #[test]
+    fn a_committed_block_is_there_after_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = ChainDb::open(dir.path()).unwrap();
+        assert_eq!(db.head().unwrap(), None);
+        let nodes = vec![(h(9), b"node".to_vec())];
+        db.commit_block(&BlockWrite {
+            number: 0,
+            hash: &h(1),
+            header: b"header0",
+            body: b"body0",
+            receipts: b"receipts0",
+            tx_hashes: &[h(5), h(6)],
+            trie_nodes: &nodes,
+        })
+        .unwrap();
+        drop(db);
+        let db = ChainDb::open(dir.path()).unwrap();
+        assert_eq!(db.head().unwrap(), Some((0, h(1))));
+        assert_eq!(db.header(&h(1)).unwrap().as_deref(), Some(&b"header0"[..]));
+        assert_eq!(db.body(&h(1)).unwrap().as_deref(), Some(&b"body0"[..]));
+        assert_eq!(
+            db.receipts(&h(1)).unwrap().as_deref(),
+            Some(&b"receipts0"[..])
+        );
+        assert_eq!(db.hash_at(0).unwrap(), Some(h(1)));
+        assert_eq!(db.number_of(&h(1)).unwrap(), Some(0));
+        assert_eq!(db.tx_location(&h(6)).unwrap(), Some((h(1), 1)));
+        assert_eq!(db.trie_node(&h(9)).unwrap().as_deref(), Some(&b"node"[..]));
+        assert_eq!(db.header(&h(2)).unwrap(), None);
+        assert_eq!(db.hash_at(1).unwrap(), None);
+    }
+
+    #[test]
+    fn another_schema_version_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(ChainDb::open(dir.path()).unwrap());
+        {
+            let db = Database::create(dir.path().join(FILE_NAME)).unwrap();
+            let tx = db.begin_write().unwrap();
+            tx.open_table(META)
+                .unwrap()
+                .insert(SCHEMA_KEY, 7u32.to_be_bytes().as_slice())
+                .unwrap();
+            tx.commit().unwrap();
+        }
+        let err = ChainDb::open(dir.path()).unwrap_err();
+        let path = dir.path().join(FILE_NAME);
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "chain database {} has schema version 7; this chaind reads version 1",
+                path.display()
+            )
+        );
+        // Still version 7: refusing wrote nothing.
+        let db = Database::create(&path).unwrap();
+        let tx = db.begin_read().unwrap();
+        let v = tx
+            .open_table(META)
+            .unwrap()
+            .get(SCHEMA_KEY)
+            .unwrap()
+            .unwrap()
+            .value()
+            .to_vec();
+        assert_eq!(v, 7u32.to_be_bytes());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE_NAME), b"not a database at all").unwrap();
+        let err = ChainDb::open(dir.path()).unwrap_err();
+        assert!(matches!(err, Error::Open { .. }), "{err}");
+    }
+}
