@@ -3,3 +3,4 @@
 //! into `events::Bus`, and runs its background work as `service::Service`s.
 
 pub mod db;
+pub mod genesis;
