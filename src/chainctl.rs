@@ -4,7 +4,7 @@
 //! ([`crate::api::spec::METHODS`]), and so are the passphrase handling and the console's
 //! completion: a method added to the table is a command here.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -101,7 +101,7 @@ of FILE (repeat for methods with several passphrases, in order)",
                     Arg::new("params")
                         .value_name("JSON_PARAMS")
                         .allow_hyphen_values(true)
-                        .help("The positional params as one JSON array, e.g. '[\"0x..\", null, 600]' [default: []]"),
+                        .help("The positional params as one JSON array, e.g. '[\"0x..\", null, 600]', or - to read that array from standard input (the way to give passphrases and key data, which are refused here) [default: []]"),
                 ),
         )
         .subcommand(
@@ -115,7 +115,8 @@ of FILE (repeat for methods with several passphrases, in order)",
                         .help(
                             "module.method(args) with JavaScript-like literals: strings in \
 double or single quotes, numbers, true, false, null, arrays, objects (keys may be unquoted); \
-without parentheses the method gets no arguments",
+without parentheses the method gets no arguments. - reads the line from standard input: \
+passphrases and key data written in LINE are refused (give null to be prompted)",
                         ),
                 ),
         )
@@ -127,8 +128,9 @@ without parentheses the method gets no arguments",
 with line editing, tab completion of module and method names, and a history kept in \
 DIR/chainctl_history with --datadir DIR, else in ~/.chainctl_history. A missing or null \
 passphrase parameter is read from the next --password-file, else prompted for without echo, e.g. personal.newAccount() or \
-personal.unlockAccount(\"0x..\", null, 600); lines holding a passphrase or key data, and \
-lines that do not parse, are not recorded in the history. Results are printed as pretty JSON, \
+personal.unlockAccount(\"0x..\", null, 600); only calls of known methods without a \
+passphrase or key data written out are recorded in the history (a line that does not parse or \
+names an unknown method is not). Results are printed as pretty JSON, \
 errors as `error CODE: MESSAGE`, and the console goes on. ctrl-c drops the line being typed; \
 `exit`, `quit` or ctrl-d leaves.",
                 ),
@@ -481,6 +483,57 @@ the command line: give --password-file FILE, or run on a terminal to be prompted
     )))
 }
 
+/// Most bytes `call METHOD -` and `exec -` read from standard input.
+const MAX_STDIN_PARAMS: usize = 1 << 20;
+
+/// Reads what `call METHOD -` or `exec -` takes from standard input, at most
+/// [`MAX_STDIN_PARAMS`] bytes, into a buffer that is wiped when dropped.
+fn params_from_stdin(what: &str) -> Result<Zeroizing<String>, Failure> {
+    let mut buf = Zeroizing::new(Vec::new());
+    io::stdin()
+        .lock()
+        .take(MAX_STDIN_PARAMS as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Failure::usage(format!("cannot read {what} from standard input: {e}")))?;
+    if buf.len() > MAX_STDIN_PARAMS {
+        return Err(Failure::usage(format!(
+            "{what} on standard input: more than {MAX_STDIN_PARAMS} bytes"
+        )));
+    }
+    match String::from_utf8(std::mem::take(&mut *buf)) {
+        Ok(s) => Ok(Zeroizing::new(s)),
+        Err(e) => {
+            let _wiped = Zeroizing::new(e.into_bytes());
+            Err(Failure::usage(format!(
+                "{what} on standard input: not UTF-8"
+            )))
+        }
+    }
+}
+
+/// Refuses a passphrase or key data written out in params that came from the command line
+/// (readable by anyone in `/proc/<pid>/cmdline`): exit 2, naming the way to give it.
+pub fn refuse_secrets_in_argv(name: &str, params: &[Value], instead: &str) -> Result<(), Failure> {
+    let Some(m) = spec::find(name) else {
+        return Ok(());
+    };
+    for (p, v) in m.params.iter().zip(params) {
+        if p.kind.is_secret() && !v.is_null() {
+            let fill = if p.kind.is_passphrase() {
+                "give null there and --password-file FILE or the terminal prompt, or "
+            } else {
+                ""
+            };
+            return Err(Failure::usage(format!(
+                "{name}: the {} parameter is a secret, never taken from the command line; \
+{fill}give the parameters on standard input: chainctl {instead}",
+                p.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Key data given as `-`: standard input, or a no-echo prompt on a terminal.
 fn key_data_from_stdin(_: &ParamSpec) -> Result<Zeroizing<String>, Failure> {
     passphrase::secret_from_stdin("the key data", "Key data: ").map_err(Failure::usage)
@@ -570,16 +623,34 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                 .map_err(Failure::from);
         }
         "exec" => {
-            let line = sub_m.get_one::<String>("line").expect("required");
-            let call = console::parse_line(line).map_err(Failure::usage)?;
+            let given = sub_m.get_one::<String>("line").expect("required");
+            let from_stdin = given == "-";
+            let line = if from_stdin {
+                params_from_stdin("the console line")?
+            } else {
+                Zeroizing::new(given.clone())
+            };
+            let call = console::parse_line(&line).map_err(Failure::usage)?;
             let name = call.rpc_method();
             let mut params = call.args;
+            if !from_stdin {
+                refuse_secrets_in_argv(&name, &params, "exec -")?;
+            }
             fill(spec::find(&name), &name, &mut params, &mut source)?;
             (name, params)
         }
         "call" => {
             let name = sub_m.get_one::<String>("method").expect("required").clone();
-            let mut params = match sub_m.get_one::<String>("params") {
+            let given = sub_m.get_one::<String>("params");
+            let from_stdin = given.is_some_and(|g| g == "-");
+            let stdin_text;
+            let text = if from_stdin {
+                stdin_text = params_from_stdin("the params")?;
+                Some(stdin_text.as_str())
+            } else {
+                given.map(String::as_str)
+            };
+            let mut params = match text {
                 None => Vec::new(),
                 Some(text) => match serde_json::from_str::<Value>(text) {
                     Ok(Value::Array(a)) => a,
@@ -595,6 +666,9 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                     }
                 },
             };
+            if !from_stdin {
+                refuse_secrets_in_argv(&name, &params, &format!("call {name} -"))?;
+            }
             fill(spec::find(&name), &name, &mut params, &mut source)?;
             (name, params)
         }

@@ -251,18 +251,14 @@ fn passphrases_from_files_never_from_argv() {
     let addr: Value = serde_json::from_str(&r.stdout).unwrap();
     let addr = addr.as_str().unwrap();
 
-    // The key is encrypted with the file's first line: unlock with it, as given in JSON.
+    // The key is encrypted with the file's first line: unlock with it, given in JSON on
+    // standard input.
     let unlock = json!([addr, secret, 60]).to_string();
-    assert_eq!(
-        ok(&[
-            "--endpoint",
-            ipc(&n),
-            "call",
-            "personal_unlockAccount",
-            &unlock
-        ]),
-        json!(true)
+    let r = ctl_stdin(
+        &["--endpoint", ipc(&n), "call", "personal_unlockAccount", "-"],
+        Some(&unlock),
     );
+    assert_eq!((r.code, r.stdout.trim()), (0, "true"), "{r:?}");
     assert_eq!(
         ok(&["--endpoint", ipc(&n), "personal", "lockAccount", addr]),
         json!(true)
@@ -440,16 +436,30 @@ fn call_takes_a_raw_name_and_a_json_array() {
         ok(&["--endpoint", e, "call", "rpc_modules"]),
         ok(&["--endpoint", e, "call", "rpc_modules", "[]"])
     );
+    // Secrets in the JSON params on the command line are refused before anything is sent:
+    // anyone can read them in /proc/<pid>/cmdline.
+    let import = r#"["aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e", "pw"]"#;
+    let r = fails(
+        &["--endpoint", e, "call", "personal_importRawKey", import],
+        2,
+    );
     assert_eq!(
-        ok(&[
-            "--endpoint",
-            e,
-            "call",
-            "personal_importRawKey",
-            r#"["aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e", "pw"]"#
-        ]),
+        r.stderr,
+        "error: personal_importRawKey: the keydata parameter is a secret, never taken from the \
+command line; give the parameters on standard input: chainctl call personal_importRawKey -\n"
+    );
+    assert_eq!(key_count(&n), 0, "nothing was imported");
+    // The same params on standard input.
+    let r = ctl_stdin(
+        &["--endpoint", e, "call", "personal_importRawKey", "-"],
+        Some(import),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&r.stdout).unwrap(),
         json!("0x819104a190255e0cedbdd9d5f59a557633d79db1")
     );
+    assert_eq!(key_count(&n), 1);
     assert_eq!(
         ok(&[
             "--endpoint",
@@ -466,21 +476,42 @@ fn call_takes_a_raw_name_and_a_json_array() {
     assert_eq!(r.stderr, METHOD_NOT_FOUND);
     let r = fails(&["--endpoint", e, "call", "foo_bar", "[1]"], 2);
     assert_eq!(r.stderr, METHOD_NOT_FOUND);
+    let unlock = r#"["0x819104a190255e0cedbdd9d5f59a557633d79db1", "wrong"]"#;
     let r = fails(
-        &[
-            "--endpoint",
-            e,
-            "call",
-            "personal_unlockAccount",
-            r#"["0x819104a190255e0cedbdd9d5f59a557633d79db1", "wrong"]"#,
-        ],
-        1,
+        &["--endpoint", e, "call", "personal_unlockAccount", unlock],
+        2,
     );
+    assert_eq!(
+        r.stderr,
+        "error: personal_unlockAccount: the passphrase parameter is a secret, never taken from \
+the command line; give null there and --password-file FILE or the terminal prompt, or give the \
+parameters on standard input: chainctl call personal_unlockAccount -\n"
+    );
+    let r = ctl_stdin(
+        &["--endpoint", e, "call", "personal_unlockAccount", "-"],
+        Some(unlock),
+    );
+    assert_eq!(r.code, 1, "{r:?}");
     assert!(
         r.stderr.starts_with("error -32000: ")
             && r.stderr.ends_with('\n')
             && r.stderr.lines().count() == 1,
         "{r:?}"
+    );
+    // null for the passphrase, filled from a password file.
+    let dir = tempfile::tempdir().unwrap();
+    let pw = write(dir.path(), "pw", "pw\n");
+    assert_eq!(
+        ok(&[
+            "--endpoint",
+            e,
+            "call",
+            "personal_unlockAccount",
+            r#"["0x819104a190255e0cedbdd9d5f59a557633d79db1", null, 60]"#,
+            "--password-file",
+            &pw
+        ]),
+        json!(true)
     );
 
     for bad in ["[1,", "{\"a\": 1}", "600", "not json"] {
@@ -502,13 +533,21 @@ fn exec_runs_one_console_line() {
         ok(&["--endpoint", e, "exec", "rpc.modules()"]),
         ok(&["--endpoint", e, "rpc", "modules"])
     );
-    let addr = ok(&[
-        "--endpoint",
-        e,
-        "exec",
-        "personal.importRawKey('aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e', \"p w\")",
-    ]);
-    assert_eq!(addr, json!("0x819104a190255e0cedbdd9d5f59a557633d79db1"));
+    let import =
+        "personal.importRawKey('aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e', \"p w\")";
+    let r = fails(&["--endpoint", e, "exec", import], 2);
+    assert_eq!(
+        r.stderr,
+        "error: personal_importRawKey: the keydata parameter is a secret, never taken from the \
+command line; give the parameters on standard input: chainctl exec -\n"
+    );
+    assert_eq!(key_count(&n), 0, "nothing was imported");
+    let r = ctl_stdin(&["--endpoint", e, "exec", "-"], Some(import));
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&r.stdout).unwrap(),
+        json!("0x819104a190255e0cedbdd9d5f59a557633d79db1")
+    );
     let dir = tempfile::tempdir().unwrap();
     let pw = write(dir.path(), "pw", "p w\n");
     let line = "personal.unlockAccount(\"0x819104a190255e0cedbdd9d5f59a557633d79db1\", null, 600)";
@@ -521,15 +560,15 @@ fn exec_runs_one_console_line() {
 
     let r = fails(&["--endpoint", e, "exec", "foo.bar()"], 2);
     assert_eq!(r.stderr, METHOD_NOT_FOUND);
-    let r = fails(
-        &[
-            "--endpoint",
-            e,
-            "exec",
-            "personal.unlockAccount('0x819104a190255e0cedbdd9d5f59a557633d79db1', 'wrong')",
-        ],
-        1,
+    let wrong = "personal.unlockAccount('0x819104a190255e0cedbdd9d5f59a557633d79db1', 'wrong')";
+    let r = fails(&["--endpoint", e, "exec", wrong], 2);
+    assert!(
+        r.stderr
+            .starts_with("error: personal_unlockAccount: the passphrase parameter is a secret"),
+        "{r:?}"
     );
+    let r = ctl_stdin(&["--endpoint", e, "exec", "-"], Some(wrong));
+    assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stderr.starts_with("error -32000: "), "{r:?}");
 
     let r = fails(

@@ -286,7 +286,7 @@ fn end_of_input_leaves_the_console_and_history_goes_home() {
 }
 
 /// The console keeps out of its history every line with a secret in it (a passphrase or raw
-/// key data) and every line that does not parse; ctrl-c, also after a completion attempt
+/// key data), every line that names an unknown method, and every line that does not parse; ctrl-c, also after a completion attempt
 /// behind a multi-byte character, leaves the console running; `quit` ends it.
 #[test]
 fn history_holds_no_secret_and_no_unparsable_line() {
@@ -323,6 +323,11 @@ fn history_holds_no_secret_and_no_unparsable_line() {
     c.passphrase("New passphrase: ", "pty secret");
     c.passphrase("Repeat passphrase: ", "pty secret");
     c.expect("error -");
+
+    // A mistyped method name: the node does not know it, and the line, with its
+    // passphrase, stays out of the history.
+    c.line("personal.unlockAcount(\"0x819104a190255e0cedbdd9d5f59a557633d79db1\", \"Sup3rS3cretPass!\", 60)");
+    c.expect("error -32601: ");
 
     // Unparsable lines (a passphrase typed at the console's prompt, say).
     c.line("hunter2");

@@ -124,6 +124,14 @@ fn carries_secret(call: &ConsoleCall) -> bool {
         .any(|(p, v)| p.kind.is_secret() && !v.is_null())
 }
 
+/// Whether a console line may be written to the history file: only a call of a method the
+/// table knows, with no secret (passphrase, key data) written out. A line that does not parse
+/// or names an unknown method (a mistyped `personal.unlockAcount("0x..", "pass", 60)`) may
+/// hold a secret in a place we cannot tell, so it is left out.
+pub fn kept_in_history(line: &str) -> bool {
+    parse_line(line).is_ok_and(|c| spec::find(&c.rpc_method()).is_some() && !carries_secret(&c))
+}
+
 /// Why a console line gave no result.
 #[derive(Debug, thiserror::Error)]
 pub enum LineError {
@@ -224,9 +232,7 @@ pub fn attach(
         if trimmed == "exit" || trimmed == "quit" {
             break;
         }
-        // Lines with a secret in them (a passphrase, key data), and lines that do not parse
-        // (they might hold one), are kept out of the history.
-        if parse_line(trimmed).is_ok_and(|c| !carries_secret(&c)) {
+        if kept_in_history(trimmed) {
             let _ = editor.add_history_entry(trimmed);
         }
         match run_line(&mut client, trimmed, &mut source) {
@@ -362,5 +368,28 @@ mod tests {
         assert!(!secret("personal.newAccount()"));
         assert!(!secret("personal.importRawKey(null)"));
         assert!(!secret(r#"admin.startHTTP("pw")"#));
+    }
+
+    #[test]
+    fn only_known_calls_without_secrets_go_to_the_history() {
+        let cases = [
+            // A mistyped method name: its string arguments might be secrets.
+            (
+                r#"personal.unlockAcount("0x1", "Sup3rS3cretPass!", 60)"#,
+                false,
+            ),
+            (
+                r#"personal.unlockAccount("0x1", "Sup3rS3cretPass!", 60)"#,
+                false,
+            ),
+            ("personal.importRawKey('aebb68', null)", false),
+            ("this is not a call", false),
+            (r#"personal.unlockAccount("0x1", null, 60)"#, true),
+            ("admin.datadir()", true),
+            (r#"admin.startHTTP("127.0.0.1", 0)"#, true),
+        ];
+        for (line, kept) in cases {
+            assert_eq!(kept_in_history(line), kept, "{line}");
+        }
     }
 }
