@@ -424,7 +424,7 @@ pub fn parse_arg(text: &str, kind: Option<ParamKind>) -> Value {
 /// passphrases, in order: a passphrase is never taken from an argument. Its place is `null`
 /// (an argument `null` there is taken as that `null`) and left out at the end, for
 /// [`console::fill_passphrases`] to fill from a password file or the prompt. Key data given
-/// as `-` comes from `read_secret` (standard input). Arguments beyond the table's parameters
+/// as `-` comes from `read_secret` (standard input); written out, it is refused. Arguments beyond the table's parameters
 /// are passed on as they are, for the node to judge; but a method that takes a passphrase
 /// refuses them as bad usage (such an argument is most likely a passphrase).
 pub fn assemble_args(
@@ -449,6 +449,12 @@ pub fn assemble_args(
         };
         out.push(if p.kind == ParamKind::KeyData && a == "-" {
             Value::String(read_secret(p)?.as_str().to_string())
+        } else if p.kind == ParamKind::KeyData && a != "null" {
+            return Err(Failure::usage(format!(
+                "{}: the {} parameter is a secret, never taken from the command line; give - \
+to read it from standard input",
+                m.name, p.name
+            )));
         } else {
             parse_arg(a, Some(p.kind))
         });

@@ -312,32 +312,61 @@ fn passphrases_from_files_never_from_argv() {
 
     // Two passphrases, two files in order: replace the key of the account.
     let key = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e";
-    let imported = ok(&[
-        "--endpoint",
-        ipc(&n),
-        "personal",
-        "importRawKey",
-        key,
-        "--password-file",
-        &pw,
-    ]);
+    let before = key_count(&n);
+    let r = fails(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "importRawKey",
+            key,
+            "--password-file",
+            &pw,
+        ],
+        2,
+    );
+    assert_eq!(
+        r.stderr,
+        "error: personal_importRawKey: the keydata parameter is a secret, never taken from the \
+command line; give - to read it from standard input\n"
+    );
+    assert_eq!(key_count(&n), before, "nothing was imported");
+    let r = ctl_stdin(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "importRawKey",
+            "-",
+            "--password-file",
+            &pw,
+        ],
+        Some(key),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let imported: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(
         imported,
         json!("0x819104a190255e0cedbdd9d5f59a557633d79db1")
     );
     let new_pw = write(dir.path(), "new", "new one\n");
     let wallet_key = "f8cc7c3813ad23817466b1802ee805ee417001fcce9376ab8728c92dd8ea0a6b0x000x819104a190255e0cedbdd9d5f59a557633d79db1";
-    let replaced = ok(&[
-        "--endpoint",
-        ipc(&n),
-        "personal",
-        "replaceRawKey",
-        wallet_key,
-        "--password-file",
-        &pw,
-        "--password-file",
-        &new_pw,
-    ]);
+    let r = ctl_stdin(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "personal",
+            "replaceRawKey",
+            "-",
+            "--password-file",
+            &pw,
+            "--password-file",
+            &new_pw,
+        ],
+        Some(wallet_key),
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let replaced: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(replaced, imported);
     let r = fails(
         &[
