@@ -230,7 +230,8 @@ fn method_command(m: &'static MethodSpec) -> Command {
                 .allow_negative_numbers(true)
                 .help(
                     "The positional params other than passphrases; each is taken as JSON when \
-it parses as JSON (a string parameter only as a quoted JSON string or null), else as a string",
+it parses as JSON (a string parameter only as a quoted JSON string or null), else as a string. \
+Key data is given as - and read from standard input (written out, it is refused)",
                 ),
         )
 }
