@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use chain_node::keystore::{decrypt_for, keyfile};
-use common::{key_files, keytool, snapshot, write_file, Run};
+use common::{key_files, keytool, run_fails as fails, run_ok as ok, snapshot, write_file, Run};
 
 fn cases() -> Vec<serde_json::Value> {
     let path = concat!(
@@ -77,18 +77,6 @@ const SIG_HELLO_A: &str = "0x80f79479dab331d3d3ae067ff2db1fa8158d2b292b637c2075c
 const KEY_A: &str = "aebb680a5e596c1d1a01bac78a3985b62c685c5e995d780c176138cb2679ba3e";
 // The own address of key f8cc... (keyring[0][0] of the role-based file), reference 2.3.
 const ADDR_F_OWN: &str = "0x90b3e9a3770481345a7f17f22f16d020bccfd33e";
-
-/// Asserts success with nothing on stderr; returns stdout without its final newline.
-#[track_caller]
-fn ok(r: &Run) -> String {
-    r.output_line()
-}
-
-/// Asserts a failure with exactly `error: <msg>\n` on stderr, exit `code`, nothing on stdout.
-#[track_caller]
-fn fails(r: &Run, code: i32, msg: &str) {
-    r.assert_fails(code, msg)
-}
 
 fn case(name: &str) -> serde_json::Value {
     cases()

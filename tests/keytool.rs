@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{key_files, keytool, keytool_bin, keytool_stdin, snapshot, write_file, Run};
+use common::{
+    key_files, keytool, keytool_bin, keytool_stdin, run_fails as fails, run_ok as ok, snapshot,
+    write_file, Run,
+};
 use serde_json::Value;
 
 // Reference example (personal-and-keystore.md 2.4, 3.4 personal_sign / personal_ecRecover).
@@ -107,18 +110,6 @@ impl Env {
     fn url(&self, name: &str) -> String {
         format!("keystore://{}", self.ks.join(name).display())
     }
-}
-
-/// Asserts success with nothing on stderr; returns stdout without its final newline.
-#[track_caller]
-fn ok(r: &Run) -> String {
-    r.output_line()
-}
-
-/// Asserts a failure with exactly `error: <msg>\n` on stderr, exit `code`, nothing on stdout.
-#[track_caller]
-fn fails(r: &Run, code: i32, msg: &str) {
-    r.assert_fails(code, msg)
 }
 
 /// Runs `f` and asserts that the keystore directory is byte-for-byte the same afterwards.
@@ -699,59 +690,30 @@ fn import_raw_refuses_duplicates_and_writes_nothing() {
     let e = env();
     e.import(KEY_A);
     let other = e.pwfile("other", "other\n");
+    let upper = KEY_A.to_uppercase();
+    // Wallet keys naming the existing address (reference 2.4), as given and upper-cased.
+    let wk = format!("{KEY_F}0x00{ADDR_A}");
+    let wk_upper = format!("{KEY_F}0x000x{}", ADDR_A[2..].to_uppercase());
+    // (what, key data, password file); `-` reads the key from standard input.
+    let cases: [(&str, &str, &str); 6] = [
+        ("same key, same passphrase", KEY_A, e.pw()),
+        ("same key, other passphrase", KEY_A, &other),
+        ("upper-case spelling", &upper, e.pw()),
+        ("wallet key", &wk, e.pw()),
+        ("wallet key, upper-case address", &wk_upper, e.pw()),
+        ("from stdin", "-", e.pw()),
+    ];
     unchanged(&e.ks, || {
-        // Same key, same or other passphrase.
-        fails(
-            &e.run(&["import-raw", "--light", "--password-file", e.pw(), KEY_A]),
-            1,
-            "account already exists",
-        );
-        fails(
-            &e.run(&["import-raw", "--light", "--password-file", &other, KEY_A]),
-            1,
-            "account already exists",
-        );
-        // Upper-case spelling of the same key.
-        fails(
-            &e.run(&[
-                "import-raw",
-                "--light",
-                "--password-file",
-                e.pw(),
-                &KEY_A.to_uppercase(),
-            ]),
-            1,
-            "account already exists",
-        );
-        // Wallet key naming the existing address (reference 2.4).
-        let wk = format!("{KEY_F}0x00{ADDR_A}");
-        fails(
-            &e.run(&["import-raw", "--light", "--password-file", e.pw(), &wk]),
-            1,
-            "account already exists",
-        );
-        let wk_upper = format!("{KEY_F}0x000x{}", ADDR_A[2..].to_uppercase());
-        fails(
-            &e.run(&[
-                "import-raw",
-                "--light",
-                "--password-file",
-                e.pw(),
-                &wk_upper,
-            ]),
-            1,
-            "account already exists",
-        );
-        // From stdin too.
-        fails(
-            &keytool_stdin(
-                &e.ks,
-                &["import-raw", "--light", "--password-file", e.pw(), "-"],
-                Some(KEY_A),
-            ),
-            1,
-            "account already exists",
-        );
+        for (what, key, pw) in cases {
+            let args = ["import-raw", "--light", "--password-file", pw, key];
+            let r = if key == "-" {
+                keytool_stdin(&e.ks, &args, Some(KEY_A))
+            } else {
+                e.run(&args)
+            };
+            assert_eq!(r.stderr, "error: account already exists\n", "{what}: {r:?}");
+            assert_eq!((r.code, r.stdout.as_str()), (1, ""), "{what}: {r:?}");
+        }
     });
     assert_eq!(e.list(), vec![ADDR_A]);
     assert_eq!(ok(&e.sign(ADDR_A, e.pw(), HELLO_HEX)), SIG_HELLO_A);
@@ -1582,31 +1544,37 @@ fn sign_failures_change_nothing() {
         );
         fails(&e.run(&["sign", "--address", ADDR_A, HELLO_HEX]), 2, "a passphrase is needed: give --password-file FILE, or run on a terminal to be prompted");
         // Bad addresses.
-        fails(
-            &e.sign(&ADDR_A[2..], e.pw(), HELLO_HEX),
-            2,
-            "invalid address: hex string without 0x prefix",
-        );
-        fails(
-            &e.sign("", e.pw(), HELLO_HEX),
-            2,
-            "invalid address: hex string without 0x prefix",
-        );
-        fails(
-            &e.sign("0x819104", e.pw(), HELLO_HEX),
-            2,
-            "invalid address: hex string has length 6, want 40 for common.Address",
-        );
-        fails(
-            &e.sign(&format!("{ADDR_A}00"), e.pw(), HELLO_HEX),
-            2,
-            "invalid address: hex string has length 42, want 40 for common.Address",
-        );
-        fails(
-            &e.sign(&format!("{}z", &ADDR_A[..41]), e.pw(), HELLO_HEX),
-            2,
-            "invalid address: invalid hex string",
-        );
+        let long = format!("{ADDR_A}00");
+        let bad_hex = format!("{}z", &ADDR_A[..41]);
+        let bad_addresses = [
+            (
+                &ADDR_A[2..],
+                "invalid address: hex string without 0x prefix",
+            ),
+            ("", "invalid address: hex string without 0x prefix"),
+            (
+                "0x819104",
+                "invalid address: hex string has length 6, want 40 for common.Address",
+            ),
+            (
+                &long,
+                "invalid address: hex string has length 42, want 40 for common.Address",
+            ),
+            (&bad_hex, "invalid address: invalid hex string"),
+        ];
+        for (address, msg) in bad_addresses {
+            let r = e.sign(address, e.pw(), HELLO_HEX);
+            assert_eq!(
+                r.stderr,
+                format!("error: {msg}\n"),
+                "address {address:?}: {r:?}"
+            );
+            assert_eq!(
+                (r.code, r.stdout.as_str()),
+                (2, ""),
+                "address {address:?}: {r:?}"
+            );
+        }
         // Unknown address; said before any passphrase is asked for.
         fails(&e.sign(ADDR_DB2, e.pw(), HELLO_HEX), 1, "unknown account");
         fails(

@@ -1126,7 +1126,6 @@ fn a_taken_port_is_reported_like_the_reference() {
 fn the_worker_pool_bounds_the_calls_running_at_once() {
     let server = start_with(|cfg, _| cfg.workers = 2);
     let addr = server.local_addr();
-    let started = std::time::Instant::now();
     let clients: Vec<_> = (0..6)
         .map(|_| {
             std::thread::spawn(move || {
@@ -1141,12 +1140,6 @@ fn the_worker_pool_bounds_the_calls_running_at_once() {
         peaks.iter().max(),
         Some(&2),
         "at most 2 calls ran at once: {peaks:?}"
-    );
-    // Six 200 ms calls two at a time take at least three rounds.
-    assert!(
-        started.elapsed() >= Duration::from_millis(600),
-        "{:?}",
-        started.elapsed()
     );
     stop(server);
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use chain_node::crypto::{self, Address, SecretKey};
 use chain_node::keystore::{self, keyfile};
-use common::{key_files, keytool, write_file, Run};
+use common::{key_files, keytool, run_fails as fails, run_ok as ok, write_file};
 use serde_json::Value;
 
 const WRONG_PASS: &str = "could not decrypt key with given passphrase";
@@ -30,18 +30,6 @@ fn s<'a>(v: &'a Value, k: &str) -> &'a str {
 
 fn unhex(h: &str) -> Vec<u8> {
     hex::decode(h.strip_prefix("0x").unwrap_or(h)).unwrap()
-}
-
-/// Asserts success with nothing on stderr; returns stdout without its final newline.
-#[track_caller]
-fn ok(r: &Run) -> String {
-    r.output_line()
-}
-
-/// Asserts a failure with exactly `error: <msg>\n` on stderr, exit `code`, nothing on stdout.
-#[track_caller]
-fn fails(r: &Run, code: i32, msg: &str) {
-    r.assert_fails(code, msg)
 }
 
 // ---------------------------------------------------------------------------------------------

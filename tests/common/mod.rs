@@ -57,6 +57,20 @@ impl Run {
     }
 }
 
+/// [`Run::output_line`] as a function: success with nothing on stderr; stdout without its
+/// final newline.
+#[track_caller]
+pub fn run_ok(r: &Run) -> String {
+    r.output_line()
+}
+
+/// [`Run::assert_fails`] as a function: exactly `error: <msg>\n` on stderr, exit `code`,
+/// nothing on stdout.
+#[track_caller]
+pub fn run_fails(r: &Run, code: i32, msg: &str) {
+    r.assert_fails(code, msg)
+}
+
 /// Starts `chain-keytool --keystore <ks> ARGS...` with no terminal and piped output, for a
 /// test that waits on it (or kills it) itself.
 pub fn spawn_keytool(ks: &Path, args: &[&str]) -> std::process::Child {
