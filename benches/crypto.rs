@@ -1,5 +1,5 @@
-//! Cryptographic primitives: scrypt (standard and light), signing, public-key recovery
-//! (libsecp256k1 as the crate uses it, and k256 for comparison), Keccak-256, and a full
+//! Cryptographic primitives: scrypt (standard and light), signing and public-key recovery
+//! (k256 and libsecp256k1 side by side, and the crate's own calls), Keccak-256, and a full
 //! key-file decrypt.
 //!
 //! Run: `cargo bench --bench crypto` (about a minute and a half), or
@@ -57,6 +57,29 @@ fn bench_scrypt(c: &mut Criterion) {
     g.finish();
 }
 
+/// k256's signing, as the crate signed before: r ‖ s ‖ recovery id.
+fn sign_k256(key: &k256::ecdsa::SigningKey, hash: &[u8; 32]) -> [u8; 65] {
+    let (sig, recid) = key.sign_prehash_recoverable(hash).unwrap();
+    let mut out = [0u8; 65];
+    out[..64].copy_from_slice(&sig.to_bytes());
+    out[64] = recid.to_byte();
+    out
+}
+
+/// libsecp256k1's signing with a shared, randomized context: r ‖ s ‖ recovery id.
+fn sign_libsecp256k1(
+    ctx: &secp256k1::Secp256k1<secp256k1::All>,
+    key: &secp256k1::SecretKey,
+    hash: &[u8; 32],
+) -> [u8; 65] {
+    let msg = secp256k1::Message::from_digest(*hash);
+    let (id, rs) = ctx.sign_ecdsa_recoverable(&msg, key).serialize_compact();
+    let mut out = [0u8; 65];
+    out[..64].copy_from_slice(&rs);
+    out[64] = id.to_i32() as u8;
+    out
+}
+
 fn bench_sign_recover(c: &mut Criterion) {
     let k = key();
     let hash = keccak256(b"a 32-byte hash to sign");
@@ -68,6 +91,15 @@ fn bench_sign_recover(c: &mut Criterion) {
         crypto::recover_address(&hash, &rs, recid).unwrap(),
         k.address()
     );
+
+    // The two libraries side by side, each called directly, on the same key and hash.
+    let key_bytes = hex::decode(KEY_HEX).unwrap();
+    let k256_key = k256::ecdsa::SigningKey::from_slice(&key_bytes).unwrap();
+    let secp_key = secp256k1::SecretKey::from_slice(&key_bytes).unwrap();
+    let mut secp_ctx = secp256k1::Secp256k1::new();
+    secp_ctx.seeded_randomize(&[0x42; 32]);
+    assert_eq!(sign_k256(&k256_key, &hash), sig);
+    assert_eq!(sign_libsecp256k1(&secp_ctx, &secp_key, &hash), sig);
 
     let k256_sig = k256::ecdsa::Signature::from_slice(&rs).unwrap();
     let k256_id = k256::ecdsa::RecoveryId::from_byte(recid).unwrap();
@@ -85,11 +117,24 @@ fn bench_sign_recover(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(3));
     g.throughput(Throughput::Elements(1));
     g.bench_function("sign_hash_k256", |b| {
+        b.iter(|| sign_k256(black_box(&k256_key), black_box(&hash)))
+    });
+    g.bench_function("sign_hash_libsecp256k1", |b| {
+        b.iter(|| sign_libsecp256k1(black_box(&secp_ctx), black_box(&secp_key), black_box(&hash)))
+    });
+    // What the crate does: `SecretKey::sign_hash` and `sign_message` (hash + sign + v).
+    g.bench_function("crypto_sign_hash", |b| {
         b.iter(|| black_box(&k).sign_hash(black_box(&hash)))
     });
-    g.bench_function("sign_message_k256", |b| {
+    g.bench_function("crypto_sign_message", |b| {
         b.iter(|| crypto::sign_message(black_box(&k), black_box(b"hello world")))
     });
+    // A key read from 32 bytes (a decrypted key file, an unlock), and the copy `chain_sign`
+    // takes of an unlocked key.
+    g.bench_function("crypto_key_from_slice", |b| {
+        b.iter(|| SecretKey::from_slice(black_box(&key_bytes)).unwrap())
+    });
+    g.bench_function("crypto_key_clone", |b| b.iter(|| black_box(&k).clone()));
     // Both recoveries include serializing the point and hashing it to an address.
     g.bench_function("recover_address_libsecp256k1", |b| {
         b.iter(|| {

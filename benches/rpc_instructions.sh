@@ -61,7 +61,7 @@ pid=
 dump=$(ls "$work"/cg.out.* | head -1)
 callgrind_annotate --threshold=100 --inclusive=yes "$dump" >"$work/inclusive" 2>/dev/null
 callgrind_annotate --threshold=100 --tree=calling "$dump" >"$work/tree" 2>/dev/null
-grep -m1 'PersonalApi::chain_sign (' "$work/tree" | grep -o '([0-9,]*x)' | tr -d '(),x' >"$work/calls"
+grep -m1 'ChainApi::sign (' "$work/tree" | grep -o '([0-9,]*x)' | tr -d '(),x' >"$work/calls"
 python3 - "$work/inclusive" "$work/calls" <<'EOF'
 import re, sys
 calls = int(open(sys.argv[2]).read().strip() or 0)

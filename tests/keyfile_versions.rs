@@ -123,8 +123,8 @@ impl Store {
     }
 }
 
-/// `personal_sign` of `message` with `key_hex`, computed here with libsecp256k1 (the
-/// `secp256k1` crate; the crate under test signs with `k256`).
+/// `personal_sign` of `message` with `key_hex`, computed here with `k256` (the crate under
+/// test signs with libsecp256k1).
 fn independent_signature(key_hex: &str, message: &[u8]) -> String {
     use sha3::Digest;
     let mut h = sha3::Keccak256::new();
@@ -132,11 +132,13 @@ fn independent_signature(key_hex: &str, message: &[u8]) -> String {
     h.update(message.len().to_string().as_bytes());
     h.update(message);
     let hash: [u8; 32] = h.finalize().into();
-    let secp = secp256k1::Secp256k1::signing_only();
-    let key = secp256k1::SecretKey::from_slice(&hex::decode(key_hex).unwrap()).unwrap();
-    let sig = secp.sign_ecdsa_recoverable(&secp256k1::Message::from_digest(hash), &key);
-    let (recid, rs) = sig.serialize_compact();
-    format!("0x{}{:02x}", hex::encode(rs), recid.to_i32() + 27)
+    let key = k256::ecdsa::SigningKey::from_slice(&hex::decode(key_hex).unwrap()).unwrap();
+    let (sig, recid) = key.sign_prehash_recoverable(&hash).unwrap();
+    format!(
+        "0x{}{:02x}",
+        hex::encode(sig.to_bytes()),
+        recid.to_byte() + 27
+    )
 }
 
 fn read_json(p: &Path) -> serde_json::Value {
