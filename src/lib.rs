@@ -36,6 +36,7 @@
 //! - [`passphrase`]: reading passphrases from a file, standard input or a no-echo prompt,
 //!   never from argv.
 //! - [`log`], [`clock`]: log lines; UTC calendar fields without a date crate.
+//! - [`wipe_alloc`]: the global allocator of the binaries, which wipes freed memory.
 
 pub mod api;
 pub mod chain;
@@ -53,3 +54,4 @@ pub mod node;
 pub mod passphrase;
 pub mod rpc;
 pub mod service;
+pub mod wipe_alloc;

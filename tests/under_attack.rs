@@ -73,32 +73,24 @@ fn count(regions: &[Vec<u8>], needle: &[u8]) -> usize {
         .sum()
 }
 
-/// After an import, an unlock, a signature, a wrong unlock and a lock over IPC, with the
-/// connection closed and the account locked, no copy of the passphrases or of the key (as
-/// hex or as bytes) is left in the node's memory. The IPC decoder used to keep them.
-#[test]
-fn no_secret_is_left_in_memory_after_ipc_calls() {
-    let n = Node::start(&["--dev"]);
+/// The import, unlock, signature, wrong unlock and lock of a fresh key over one transport,
+/// through `call`; then a scan of the node's memory for the passphrases and the key.
+fn secrets_are_wiped_after(n: &Node, transport: &str, mut call: impl FnMut(&str, Value) -> Value) {
     let pass = format!("Sup3rS3cret-{}", random_hex(8));
     let wrong = format!("Wr0ngPass-{}", random_hex(8));
     let key_hex = random_hex(32);
     let key = hex::decode(&key_hex).unwrap();
-    {
-        let mut c = Ipc::connect(n.ipc.as_ref().unwrap());
-        let addr = ok(c.call("personal_importRawKey", json!([key_hex, pass])));
-        let addr = addr.as_str().unwrap().to_string();
-        assert_eq!(
-            ok(c.call("personal_unlockAccount", json!([addr, pass, 0]))),
-            json!(true)
-        );
-        ok(c.call("personal_sign", json!(["0x68656c6c6f", addr, pass])));
-        let (code, _) = err(c.call("personal_unlockAccount", json!([addr, wrong, 0])));
-        assert_eq!(code, -32000);
-        assert_eq!(
-            ok(c.call("personal_lockAccount", json!([addr]))),
-            json!(true)
-        );
-    }
+    let addr = ok(call("personal_importRawKey", json!([key_hex, pass])));
+    let addr = addr.as_str().unwrap().to_string();
+    assert_eq!(
+        ok(call("personal_unlockAccount", json!([addr, pass, 0]))),
+        json!(true)
+    );
+    ok(call("personal_sign", json!(["0x68656c6c6f", addr, pass])));
+    let (code, _) = err(call("personal_unlockAccount", json!([addr, wrong, 0])));
+    assert_eq!(code, -32000);
+    assert_eq!(ok(call("personal_lockAccount", json!([addr]))), json!(true));
+    drop(call);
     // The connection is closed; give the node a moment to end its threads.
     std::thread::sleep(Duration::from_millis(300));
     let regions = memory_of(n.child.id());
@@ -110,8 +102,34 @@ fn no_secret_is_left_in_memory_after_ipc_calls() {
     ];
     assert!(
         found.iter().all(|(_, n)| *n == 0),
-        "secrets left in chaind's memory: {found:?}"
+        "secrets left in chaind's memory after calls over {transport}: {found:?}"
     );
+}
+
+/// After an import, an unlock, a signature, a wrong unlock and a lock, with the connection
+/// closed and the account locked, no copy of the passphrases or of the key (as hex or as
+/// bytes) is left in the node's memory: over IPC (whose decoder used to keep them), HTTP and
+/// WebSocket.
+#[test]
+fn no_secret_is_left_in_memory_after_calls() {
+    let n = Node::start(&[
+        "--dev", "--rpc", "--rpcapi", "personal", "--ws", "--wsapi", "personal",
+    ]);
+    let mut c = Ipc::connect(n.ipc.as_ref().unwrap());
+    secrets_are_wiped_after(&n, "IPC", move |m, p| c.call(m, p));
+    let url = n.http.clone().unwrap();
+    secrets_are_wiped_after(&n, "HTTP", move |m, p| http_call(&url, m, p));
+    let (mut ws, _) = tungstenite::connect(n.ws.clone().unwrap().as_str()).unwrap();
+    secrets_are_wiped_after(&n, "WebSocket", move |m, p| {
+        let req = json!({"jsonrpc": "2.0", "id": 1, "method": m, "params": p});
+        ws.send(tungstenite::Message::text(req.to_string()))
+            .unwrap();
+        loop {
+            if let tungstenite::Message::Text(t) = ws.read().unwrap() {
+                return serde_json::from_str(&t).unwrap();
+            }
+        }
+    });
 }
 
 /// More IPC connections than `--ipcmaxconnections` are refused with a JSON-RPC error and

@@ -19,7 +19,10 @@ use std::time::{Duration, Instant};
 use crate::crypto::{Address, SecretKey};
 
 struct Entry {
-    key: SecretKey,
+    /// Boxed: the table then holds a pointer, not the key. A table keeps the bytes of a value
+    /// removed from it (and of its old storage when it grows); a boxed key is overwritten
+    /// when it drops, wherever the table moved its entry.
+    key: Box<SecretKey>,
     /// `None`: until shutdown.
     expires: Option<Instant>,
 }
@@ -92,7 +95,13 @@ impl PendingUnlock<'_> {
         st.end(self.address);
         self.ended = true;
         let old = if keep {
-            st.keys.insert(self.address, Entry { key, expires })
+            st.keys.insert(
+                self.address,
+                Entry {
+                    key: Box::new(key),
+                    expires,
+                },
+            )
         } else {
             drop(key);
             None
@@ -179,7 +188,7 @@ impl Unlocked {
         st.keys
             .get(&address)
             .filter(|e| e.live(now))
-            .map(|e| e.key.clone())
+            .map(|e| (*e.key).clone())
     }
 
     /// True while `address` has an unexpired unlocked key (nothing is copied).

@@ -1,0 +1,531 @@
+//! The Merkle Patricia Trie over a node store keyed by hash: what the chain's state (accounts
+//! by address) and its transaction and receipt roots are built on.
+//!
+//! A [`Trie`] is opened at a root over a [`NodeStore`]; it loads the nodes it walks, keeps
+//! what it changes in memory, and [`Trie::commit`] gives the new root and the new nodes to
+//! write (the store keeps old nodes, so the states of older blocks stay readable until a
+//! migration copies the live ones elsewhere: [`reachable`] walks them). Unchanged subtrees
+//! stay references by hash and are never re-encoded.
+
+pub mod node;
+
+use std::collections::HashMap;
+
+use crate::crypto::keccak256;
+use node::{decode, encode, nibbles, Child, DecodeError, Hash, Node};
+
+/// The root of the empty trie: Keccak-256 of the RLP of the empty string.
+pub const EMPTY_ROOT: Hash = [
+    0x56, 0xe8, 0x1f, 0x17, 0x1b, 0xcc, 0x55, 0xa6, 0xff, 0x83, 0x45, 0xe6, 0x92, 0xc0, 0xf8,
+    0x6e, 0x5b, 0x48, 0xe0, 0x1b, 0x99, 0x6c, 0xad, 0xc0, 0x01, 0x62, 0x2f, 0xb5, 0xe3, 0x63,
+    0xb4, 0x21,
+];
+
+/// Where trie nodes are kept, by the hash of their encoding.
+pub trait NodeStore {
+    /// The encoding of the node with this hash, if the store has it.
+    fn node(&self, hash: &Hash) -> Option<Vec<u8>>;
+}
+
+/// A node store in memory (tests, and the transaction and receipt roots of one block).
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    nodes: HashMap<Hash, Vec<u8>>,
+}
+
+impl MemoryStore {
+    /// Adds the nodes a commit returned.
+    pub fn apply(&mut self, nodes: Vec<(Hash, Vec<u8>)>) {
+        self.nodes.extend(nodes);
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+impl NodeStore for MemoryStore {
+    fn node(&self, hash: &Hash) -> Option<Vec<u8>> {
+        self.nodes.get(hash).cloned()
+    }
+}
+
+/// Why a trie operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    #[error("trie node 0x{} is missing from the store", hex::encode(.0))]
+    MissingNode(Hash),
+    #[error("trie node 0x{}: {1}", hex::encode(.0))]
+    BadNode(Hash, DecodeError),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A Merkle Patricia Trie opened at a root over a store.
+pub struct Trie<'s> {
+    store: &'s dyn NodeStore,
+    root: Child,
+}
+
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+fn empty_children() -> Box<[Child; 16]> {
+    Box::new(std::array::from_fn(|_| Child::Empty))
+}
+
+fn concat(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(a.len() + b.len());
+    v.extend_from_slice(a);
+    v.extend_from_slice(b);
+    v
+}
+
+impl<'s> Trie<'s> {
+    /// The empty trie over `store`.
+    pub fn new(store: &'s dyn NodeStore) -> Trie<'s> {
+        Trie {
+            store,
+            root: Child::Empty,
+        }
+    }
+
+    /// The trie whose root is `root` in `store`. Nothing is read until a node is needed.
+    pub fn open(store: &'s dyn NodeStore, root: Hash) -> Trie<'s> {
+        Trie {
+            store,
+            root: if root == EMPTY_ROOT {
+                Child::Empty
+            } else {
+                Child::Hash(root)
+            },
+        }
+    }
+
+    fn load(&self, hash: &Hash) -> Result<Node> {
+        let bytes = self.store.node(hash).ok_or(Error::MissingNode(*hash))?;
+        decode(&bytes).map_err(|e| Error::BadNode(*hash, e))
+    }
+
+    /// The node a child stands for (`None` for an empty child), loading it when stored.
+    fn resolve<'c>(&self, child: &'c Child) -> Result<Option<std::borrow::Cow<'c, Node>>> {
+        Ok(match child {
+            Child::Empty => None,
+            Child::Hash(h) => Some(std::borrow::Cow::Owned(self.load(h)?)),
+            Child::Node(n) => Some(std::borrow::Cow::Borrowed(n)),
+        })
+    }
+
+    /// The value under `key`, if any. Fails when a node on the way is missing or corrupt.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let path = nibbles(key);
+        let mut rest: &[u8] = &path;
+        let mut current = self.resolve(&self.root)?.map(|n| n.into_owned());
+        while let Some(node) = current {
+            match node {
+                Node::Leaf { path, value } => {
+                    return Ok((path == rest).then_some(value));
+                }
+                Node::Extension { path, child } => {
+                    if !rest.starts_with(&path) {
+                        return Ok(None);
+                    }
+                    rest = &rest[path.len()..];
+                    current = self.resolve(&child)?.map(|n| n.into_owned());
+                }
+                Node::Branch { children, value } => {
+                    let Some((&i, tail)) = rest.split_first() else {
+                        return Ok(value);
+                    };
+                    rest = tail;
+                    current = self.resolve(&children[i as usize])?.map(|n| n.into_owned());
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Sets `key` to `value`; an empty value deletes the key (as in the reference's tries).
+    pub fn insert(&mut self, key: &[u8], value: Vec<u8>) -> Result<()> {
+        if value.is_empty() {
+            return self.delete(key);
+        }
+        let root = std::mem::replace(&mut self.root, Child::Empty);
+        let path = nibbles(key);
+        match self.insert_at(root.clone(), &path, value) {
+            Ok(new) => {
+                self.root = new;
+                Ok(())
+            }
+            Err(e) => {
+                self.root = root;
+                Err(e)
+            }
+        }
+    }
+
+    fn insert_at(&self, child: Child, path: &[u8], value: Vec<u8>) -> Result<Child> {
+        let node = match child {
+            Child::Empty => {
+                return Ok(Child::Node(Box::new(Node::Leaf {
+                    path: path.to_vec(),
+                    value,
+                })))
+            }
+            Child::Hash(h) => self.load(&h)?,
+            Child::Node(n) => *n,
+        };
+        let node = match node {
+            Node::Leaf { path: lp, value: lv } => {
+                let common = common_prefix(&lp, path);
+                if common == lp.len() && common == path.len() {
+                    Node::Leaf { path: lp, value }
+                } else {
+                    let mut children = empty_children();
+                    let mut branch_value = None;
+                    if common == lp.len() {
+                        branch_value = Some(lv);
+                    } else {
+                        children[lp[common] as usize] = Child::Node(Box::new(Node::Leaf {
+                            path: lp[common + 1..].to_vec(),
+                            value: lv,
+                        }));
+                    }
+                    if common == path.len() {
+                        branch_value = Some(value);
+                    } else {
+                        children[path[common] as usize] = Child::Node(Box::new(Node::Leaf {
+                            path: path[common + 1..].to_vec(),
+                            value,
+                        }));
+                    }
+                    with_prefix(
+                        &path[..common],
+                        Node::Branch {
+                            children,
+                            value: branch_value,
+                        },
+                    )
+                }
+            }
+            Node::Extension { path: ep, child } => {
+                let common = common_prefix(&ep, path);
+                if common == ep.len() {
+                    let child = self.insert_at(child, &path[common..], value)?;
+                    Node::Extension { path: ep, child }
+                } else {
+                    let mut children = empty_children();
+                    let mut branch_value = None;
+                    let rest = &ep[common + 1..];
+                    children[ep[common] as usize] = if rest.is_empty() {
+                        child
+                    } else {
+                        Child::Node(Box::new(Node::Extension {
+                            path: rest.to_vec(),
+                            child,
+                        }))
+                    };
+                    if common == path.len() {
+                        branch_value = Some(value);
+                    } else {
+                        children[path[common] as usize] = Child::Node(Box::new(Node::Leaf {
+                            path: path[common + 1..].to_vec(),
+                            value,
+                        }));
+                    }
+                    with_prefix(
+                        &path[..common],
+                        Node::Branch {
+                            children,
+                            value: branch_value,
+                        },
+                    )
+                }
+            }
+            Node::Branch {
+                mut children,
+                value: bv,
+            } => match path.split_first() {
+                None => Node::Branch {
+                    children,
+                    value: Some(value),
+                },
+                Some((&i, tail)) => {
+                    let slot = std::mem::replace(&mut children[i as usize], Child::Empty);
+                    children[i as usize] = self.insert_at(slot, tail, value)?;
+                    Node::Branch {
+                        children,
+                        value: bv,
+                    }
+                }
+            },
+        };
+        Ok(Child::Node(Box::new(node)))
+    }
+
+    /// Removes `key`; nothing happens when it is absent.
+    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+        let path = nibbles(key);
+        if let Some(new) = self.delete_at(&self.root, &path)? {
+            self.root = new;
+        }
+        Ok(())
+    }
+
+    /// The child after deleting `path` under it; `None` when nothing changed.
+    fn delete_at(&self, child: &Child, path: &[u8]) -> Result<Option<Child>> {
+        let Some(node) = self.resolve(child)? else {
+            return Ok(None);
+        };
+        match node.as_ref() {
+            Node::Leaf { path: lp, .. } => Ok((lp.as_slice() == path).then_some(Child::Empty)),
+            Node::Extension { path: ep, child } => {
+                if !path.starts_with(ep) {
+                    return Ok(None);
+                }
+                let Some(new) = self.delete_at(child, &path[ep.len()..])? else {
+                    return Ok(None);
+                };
+                self.with_path(ep, new).map(Some)
+            }
+            Node::Branch { children, value } => {
+                let mut children = children.clone();
+                let mut value = value.clone();
+                match path.split_first() {
+                    None => {
+                        if value.take().is_none() {
+                            return Ok(None);
+                        }
+                    }
+                    Some((&i, tail)) => {
+                        let Some(new) = self.delete_at(&children[i as usize], tail)? else {
+                            return Ok(None);
+                        };
+                        children[i as usize] = new;
+                    }
+                }
+                self.collapse(children, value).map(Some)
+            }
+        }
+    }
+
+    /// `path` followed by `child`, merged into one node where the child is a leaf or an
+    /// extension.
+    fn with_path(&self, path: &[u8], child: Child) -> Result<Child> {
+        let Some(node) = self.resolve(&child)? else {
+            return Ok(Child::Empty);
+        };
+        let merged = match node.into_owned() {
+            Node::Leaf { path: cp, value } => Node::Leaf {
+                path: concat(path, &cp),
+                value,
+            },
+            Node::Extension { path: cp, child } => Node::Extension {
+                path: concat(path, &cp),
+                child,
+            },
+            Node::Branch { .. } if path.is_empty() => return Ok(child),
+            Node::Branch { .. } => Node::Extension {
+                path: path.to_vec(),
+                child,
+            },
+        };
+        Ok(Child::Node(Box::new(merged)))
+    }
+
+    /// A branch after a deletion: kept when it still branches, else folded into what is left.
+    fn collapse(&self, children: Box<[Child; 16]>, value: Option<Vec<u8>>) -> Result<Child> {
+        let used: Vec<usize> = (0..16)
+            .filter(|&i| children[i] != Child::Empty)
+            .collect();
+        match (used.as_slice(), value) {
+            ([], None) => Ok(Child::Empty),
+            ([], Some(value)) => Ok(Child::Node(Box::new(Node::Leaf {
+                path: Vec::new(),
+                value,
+            }))),
+            (&[i], None) => {
+                let mut children = children;
+                let only = std::mem::replace(&mut children[i], Child::Empty);
+                self.with_path(&[i as u8], only)
+            }
+            (_, value) => Ok(Child::Node(Box::new(Node::Branch { children, value }))),
+        }
+    }
+
+    /// The root hash of the trie as it is now (nothing is written).
+    pub fn root_hash(&self) -> Hash {
+        root_of(&self.root, &mut |_, _| {})
+    }
+
+    /// Finishes the changes: the new root, and every node new since the last commit (hash,
+    /// encoding) for the caller to write to the store before the trie is used again. The
+    /// trie then refers to its root by hash.
+    pub fn commit(&mut self) -> (Hash, Vec<(Hash, Vec<u8>)>) {
+        let mut nodes = Vec::new();
+        let root = root_of(&self.root, &mut |h, enc| nodes.push((h, enc)));
+        if let Child::Node(_) = self.root {
+            self.root = Child::Hash(root);
+        }
+        (root, nodes)
+    }
+
+    /// Every (key, value) pair, in key order. Fails when a node is missing or corrupt.
+    pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut out = Vec::new();
+        let mut prefix = Vec::new();
+        self.collect(&self.root, &mut prefix, &mut out)?;
+        Ok(out)
+    }
+
+    fn collect(
+        &self,
+        child: &Child,
+        prefix: &mut Vec<u8>,
+        out: &mut Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<()> {
+        let Some(node) = self.resolve(child)? else {
+            return Ok(());
+        };
+        let to_key = |path: &[u8]| -> Vec<u8> {
+            path.chunks(2)
+                .map(|c| (c[0] << 4) | c.get(1).copied().unwrap_or(0))
+                .collect()
+        };
+        match node.as_ref() {
+            Node::Leaf { path, value } => {
+                out.push((to_key(&concat(prefix, path)), value.clone()));
+            }
+            Node::Extension { path, child } => {
+                let n = prefix.len();
+                prefix.extend_from_slice(path);
+                self.collect(child, prefix, out)?;
+                prefix.truncate(n);
+            }
+            Node::Branch { children, value } => {
+                if let Some(v) = value {
+                    out.push((to_key(prefix), v.clone()));
+                }
+                for (i, c) in children.iter().enumerate() {
+                    prefix.push(i as u8);
+                    self.collect(c, prefix, out)?;
+                    prefix.pop();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The root hash of a child as the trie's root, giving every stored node (the root itself
+/// included, whatever its size) to `store`.
+fn root_of(root: &Child, store: &mut dyn FnMut(Hash, Vec<u8>)) -> Hash {
+    match root {
+        Child::Empty => EMPTY_ROOT,
+        Child::Hash(h) => *h,
+        Child::Node(n) => {
+            let enc = encode(n, store);
+            let h = keccak256(&enc);
+            store(h, enc);
+            h
+        }
+    }
+}
+
+/// With `prefix` non-empty, `node` under an extension of that path; else `node` itself.
+fn with_prefix(prefix: &[u8], node: Node) -> Node {
+    if prefix.is_empty() {
+        node
+    } else {
+        Node::Extension {
+            path: prefix.to_vec(),
+            child: Child::Node(Box::new(node)),
+        }
+    }
+}
+
+/// A trie whose keys are hashed with Keccak-256 first (the state trie: accounts by the hash
+/// of their address).
+pub struct SecureTrie<'s>(pub Trie<'s>);
+
+impl<'s> SecureTrie<'s> {
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.0.get(&keccak256(key))
+    }
+
+    pub fn insert(&mut self, key: &[u8], value: Vec<u8>) -> Result<()> {
+        self.0.insert(&keccak256(key), value)
+    }
+
+    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+        self.0.delete(&keccak256(key))
+    }
+
+    pub fn root_hash(&self) -> Hash {
+        self.0.root_hash()
+    }
+
+    pub fn commit(&mut self) -> (Hash, Vec<(Hash, Vec<u8>)>) {
+        self.0.commit()
+    }
+}
+
+/// Calls `visit` with the hash and encoding of every stored node reachable from `root` (what
+/// a state migration copies), parents before children. Fails on a missing or corrupt node.
+pub fn reachable(
+    store: &dyn NodeStore,
+    root: Hash,
+    visit: &mut dyn FnMut(&Hash, &[u8]),
+) -> Result<()> {
+    if root == EMPTY_ROOT {
+        return Ok(());
+    }
+    let mut stack = vec![root];
+    while let Some(h) = stack.pop() {
+        let bytes = store.node(&h).ok_or(Error::MissingNode(h))?;
+        let node = decode(&bytes).map_err(|e| Error::BadNode(h, e))?;
+        visit(&h, &bytes);
+        push_children(&node, &mut stack);
+    }
+    Ok(())
+}
+
+fn push_children(node: &Node, stack: &mut Vec<Hash>) {
+    let mut child = |c: &Child| match c {
+        Child::Hash(h) => stack.push(*h),
+        Child::Node(n) => push_children(n, stack),
+        Child::Empty => {}
+    };
+    match node {
+        Node::Leaf { .. } => {}
+        Node::Extension { child: c, .. } => child(c),
+        Node::Branch { children, .. } => children.iter().for_each(child),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_empty_root_is_the_hash_of_the_empty_string() {
+        assert_eq!(keccak256(&[0x80]), EMPTY_ROOT);
+        let store = MemoryStore::default();
+        assert_eq!(Trie::new(&store).root_hash(), EMPTY_ROOT);
+    }
+
+    #[test]
+    fn a_missing_node_is_an_error_not_a_panic() {
+        let store = MemoryStore::default();
+        let t = Trie::open(&store, [7; 32]);
+        assert_eq!(t.get(b"k"), Err(Error::MissingNode([7; 32])));
+        let mut t = Trie::open(&store, [7; 32]);
+        assert_eq!(t.insert(b"k", b"v".to_vec()), Err(Error::MissingNode([7; 32])));
+        assert_eq!(t.root_hash(), [7; 32], "a failed insert leaves the trie as it was");
+    }
+}
