@@ -28,6 +28,7 @@
 //! - [`events`]: a bounded broadcast of typed events (new head, pending transaction, peer
 //!   added or dropped) that domains publish into; a slow subscriber is cut off.
 //! - [`service`]: the lifecycle of background services (named threads, stop flags, joins).
+//! - [`trie`]: the Merkle Patricia Trie over a node store by hash (state, roots).
 //! - [`crypto`]: Keccak-256, secp256k1 signing and recovery, addresses, the signed-message
 //!   hash.
 //! - [`datadir`]: every path under the data directory (keystore, `chaindata`, `nodekey`,
@@ -54,4 +55,5 @@ pub mod node;
 pub mod passphrase;
 pub mod rpc;
 pub mod service;
+pub mod trie;
 pub mod wipe_alloc;

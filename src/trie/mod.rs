@@ -16,9 +16,8 @@ use node::{decode, encode, nibbles, Child, DecodeError, Hash, Node};
 
 /// The root of the empty trie: Keccak-256 of the RLP of the empty string.
 pub const EMPTY_ROOT: Hash = [
-    0x56, 0xe8, 0x1f, 0x17, 0x1b, 0xcc, 0x55, 0xa6, 0xff, 0x83, 0x45, 0xe6, 0x92, 0xc0, 0xf8,
-    0x6e, 0x5b, 0x48, 0xe0, 0x1b, 0x99, 0x6c, 0xad, 0xc0, 0x01, 0x62, 0x2f, 0xb5, 0xe3, 0x63,
-    0xb4, 0x21,
+    0x56, 0xe8, 0x1f, 0x17, 0x1b, 0xcc, 0x55, 0xa6, 0xff, 0x83, 0x45, 0xe6, 0x92, 0xc0, 0xf8, 0x6e,
+    0x5b, 0x48, 0xe0, 0x1b, 0x99, 0x6c, 0xad, 0xc0, 0x01, 0x62, 0x2f, 0xb5, 0xe3, 0x63, 0xb4, 0x21,
 ];
 
 /// Where trie nodes are kept, by the hash of their encoding.
@@ -59,7 +58,7 @@ impl NodeStore for MemoryStore {
 pub enum Error {
     #[error("trie node 0x{} is missing from the store", hex::encode(.0))]
     MissingNode(Hash),
-    #[error("trie node 0x{}: {1}", hex::encode(.0))]
+    #[error("trie node 0x{hash}: {source}", hash = hex::encode(.0), source = .1)]
     BadNode(Hash, DecodeError),
 }
 
@@ -181,7 +180,10 @@ impl<'s> Trie<'s> {
             Child::Node(n) => *n,
         };
         let node = match node {
-            Node::Leaf { path: lp, value: lv } => {
+            Node::Leaf {
+                path: lp,
+                value: lv,
+            } => {
                 let common = common_prefix(&lp, path);
                 if common == lp.len() && common == path.len() {
                     Node::Leaf { path: lp, value }
@@ -340,9 +342,7 @@ impl<'s> Trie<'s> {
 
     /// A branch after a deletion: kept when it still branches, else folded into what is left.
     fn collapse(&self, children: Box<[Child; 16]>, value: Option<Vec<u8>>) -> Result<Child> {
-        let used: Vec<usize> = (0..16)
-            .filter(|&i| children[i] != Child::Empty)
-            .collect();
+        let used: Vec<usize> = (0..16).filter(|&i| children[i] != Child::Empty).collect();
         match (used.as_slice(), value) {
             ([], None) => Ok(Child::Empty),
             ([], Some(value)) => Ok(Child::Node(Box::new(Node::Leaf {
@@ -525,7 +525,14 @@ mod tests {
         let t = Trie::open(&store, [7; 32]);
         assert_eq!(t.get(b"k"), Err(Error::MissingNode([7; 32])));
         let mut t = Trie::open(&store, [7; 32]);
-        assert_eq!(t.insert(b"k", b"v".to_vec()), Err(Error::MissingNode([7; 32])));
-        assert_eq!(t.root_hash(), [7; 32], "a failed insert leaves the trie as it was");
+        assert_eq!(
+            t.insert(b"k", b"v".to_vec()),
+            Err(Error::MissingNode([7; 32]))
+        );
+        assert_eq!(
+            t.root_hash(),
+            [7; 32],
+            "a failed insert leaves the trie as it was"
+        );
     }
 }

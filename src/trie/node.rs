@@ -164,7 +164,9 @@ fn decode_child(is_list: bool, payload: &[u8], whole: &[u8]) -> Result<Child, De
     match payload.len() {
         0 => Ok(Child::Empty),
         32 => Ok(Child::Hash(payload.try_into().expect("32 bytes"))),
-        _ => Err(malformed("child reference neither empty, embedded nor a hash")),
+        _ => Err(malformed(
+            "child reference neither empty, embedded nor a hash",
+        )),
     }
 }
 
@@ -239,7 +241,11 @@ mod tests {
         for (path, leaf, want) in [
             (vec![1, 2, 3, 4, 5], false, vec![0x11, 0x23, 0x45]),
             (vec![0, 1, 2, 3, 4, 5], false, vec![0x00, 0x01, 0x23, 0x45]),
-            (vec![0, 15, 1, 12, 11, 8], true, vec![0x20, 0x0f, 0x1c, 0xb8]),
+            (
+                vec![0, 15, 1, 12, 11, 8],
+                true,
+                vec![0x20, 0x0f, 0x1c, 0xb8],
+            ),
             (vec![15, 1, 12, 11, 8], true, vec![0x3f, 0x1c, 0xb8]),
         ] {
             assert_eq!(hex_prefix(&path, leaf), want);
