@@ -29,6 +29,7 @@
 //!   added or dropped) that domains publish into; a slow subscriber is cut off.
 //! - [`service`]: the lifecycle of background services (named threads, stop flags, joins).
 //! - [`trie`]: the Merkle Patricia Trie over a node store by hash (state, roots).
+//! - [`types`]: account keys and transactions with their byte-exact encodings; blocks next.
 //! - [`crypto`]: Keccak-256, secp256k1 signing and recovery, addresses, the signed-message
 //!   hash.
 //! - [`datadir`]: every path under the data directory (keystore, `chaindata`, `nodekey`,
@@ -56,4 +57,5 @@ pub mod passphrase;
 pub mod rpc;
 pub mod service;
 pub mod trie;
+pub mod types;
 pub mod wipe_alloc;

@@ -1,0 +1,162 @@
+//! The few RLP shapes the chain's encodings need, on `alloy-rlp`'s primitives: lists built
+//! from encoded items, canonical integers (minimal big-endian, no leading zero), byte strings,
+//! and a reader that takes the items of a list one by one and checks that it is used up.
+
+use alloy_rlp::{Decodable, Encodable, Header};
+
+/// Why bytes are not the RLP expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RlpError {
+    #[error("rlp: {0}")]
+    Rlp(String),
+    #[error("rlp: input contains more than one value")]
+    Trailing,
+    #[error("rlp: too few elements")]
+    TooFew,
+    #[error("rlp: input list has too many elements")]
+    TooMany,
+    #[error("rlp: expected a list")]
+    NotAList,
+    #[error("rlp: expected a string")]
+    NotAString,
+    #[error("rlp: value too large")]
+    TooLarge,
+}
+
+impl From<alloy_rlp::Error> for RlpError {
+    fn from(e: alloy_rlp::Error) -> RlpError {
+        RlpError::Rlp(e.to_string())
+    }
+}
+
+/// A list whose payload is `payload` (already encoded items).
+pub fn list(payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload.len() + 9);
+    Header {
+        list: true,
+        payload_length: payload.len(),
+    }
+    .encode(&mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Appends `bytes` as an RLP string.
+pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    bytes.encode(out);
+}
+
+/// Appends an unsigned integer.
+pub fn put_u64(out: &mut Vec<u8>, n: u64) {
+    n.encode(out);
+}
+
+/// Appends a big-endian unsigned integer of any width, minimal (leading zeros dropped).
+pub fn put_uint(out: &mut Vec<u8>, be: &[u8]) {
+    let first = be.iter().position(|&b| b != 0).unwrap_or(be.len());
+    put_bytes(out, &be[first..]);
+}
+
+/// Reads the items of one list.
+pub struct ListReader<'a> {
+    payload: &'a [u8],
+}
+
+impl<'a> ListReader<'a> {
+    /// The list that makes up all of `bytes` (trailing bytes are an error).
+    pub fn whole(bytes: &'a [u8]) -> Result<ListReader<'a>, RlpError> {
+        let mut buf = bytes;
+        let r = ListReader::next_of(&mut buf)?;
+        if !buf.is_empty() {
+            return Err(RlpError::Trailing);
+        }
+        Ok(r)
+    }
+
+    /// The list at the front of `buf`, which advances past it.
+    pub fn next_of(buf: &mut &'a [u8]) -> Result<ListReader<'a>, RlpError> {
+        let h = Header::decode(buf)?;
+        if !h.list {
+            return Err(RlpError::NotAList);
+        }
+        let payload = buf.get(..h.payload_length).ok_or(RlpError::TooFew)?;
+        *buf = &buf[h.payload_length..];
+        Ok(ListReader { payload })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.payload.is_empty()
+    }
+
+    /// The next item, encoded whole (header included).
+    pub fn raw(&mut self) -> Result<&'a [u8], RlpError> {
+        if self.payload.is_empty() {
+            return Err(RlpError::TooFew);
+        }
+        let start = self.payload;
+        let h = Header::decode(&mut self.payload)?;
+        if self.payload.len() < h.payload_length {
+            return Err(RlpError::TooFew);
+        }
+        self.payload = &self.payload[h.payload_length..];
+        Ok(&start[..start.len() - self.payload.len()])
+    }
+
+    /// The next item, a byte string.
+    pub fn bytes(&mut self) -> Result<&'a [u8], RlpError> {
+        if self.payload.is_empty() {
+            return Err(RlpError::TooFew);
+        }
+        let h = Header::decode(&mut self.payload)?;
+        if h.list {
+            return Err(RlpError::NotAString);
+        }
+        let b = self
+            .payload
+            .get(..h.payload_length)
+            .ok_or(RlpError::TooFew)?;
+        self.payload = &self.payload[h.payload_length..];
+        Ok(b)
+    }
+
+    /// The next item, a canonical unsigned integer of at most 64 bits.
+    pub fn u64(&mut self) -> Result<u64, RlpError> {
+        if self.payload.is_empty() {
+            return Err(RlpError::TooFew);
+        }
+        Ok(u64::decode(&mut self.payload)?)
+    }
+
+    /// The next item, a canonical unsigned integer of at most 256 bits, big-endian.
+    pub fn u256(&mut self) -> Result<[u8; 32], RlpError> {
+        let b = self.bytes()?;
+        if b.len() > 32 {
+            return Err(RlpError::TooLarge);
+        }
+        if b.first() == Some(&0) {
+            return Err(RlpError::Rlp(
+                "non-canonical integer (leading zero bytes)".into(),
+            ));
+        }
+        let mut out = [0u8; 32];
+        out[32 - b.len()..].copy_from_slice(b);
+        Ok(out)
+    }
+
+    /// The next item, a list.
+    pub fn list(&mut self) -> Result<ListReader<'a>, RlpError> {
+        if self.payload.is_empty() {
+            return Err(RlpError::TooFew);
+        }
+        ListReader::next_of(&mut self.payload)
+    }
+
+    /// Fails unless every item was read.
+    pub fn end(&self) -> Result<(), RlpError> {
+        if self.payload.is_empty() {
+            Ok(())
+        } else {
+            Err(RlpError::TooMany)
+        }
+    }
+}

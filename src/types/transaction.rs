@@ -1,0 +1,448 @@
+//! Transactions of the three types this chain carries (reference sections 2-6): legacy,
+//! value transfer (0x08) and account update (0x20): their signing hash with the chain id, V,
+//! the raw encoding and its decoder (a pure function of the bytes that never panics), the
+//! transaction hash and the sender transaction hash, and the intrinsic gas.
+
+use super::account_key::{AccountKey, KeyError};
+use super::rlp::{list, put_bytes, put_u64, put_uint, ListReader, RlpError};
+use crate::crypto::{keccak256, recover_address, Address, SecretKey};
+
+/// A 256-bit unsigned integer, big-endian (gas price, value).
+pub type U256 = [u8; 32];
+
+pub const TYPE_VALUE_TRANSFER: u8 = 0x08;
+pub const TYPE_ACCOUNT_UPDATE: u8 = 0x20;
+
+/// Intrinsic gas of a transfer with a recipient (legacy, value transfer, account update base).
+pub const TX_GAS: u64 = 21_000;
+/// Per public key an account update installs.
+pub const TX_ACCOUNT_CREATION_GAS_PER_KEY: u64 = 20_000;
+/// Per byte of a legacy transaction's input (Istanbul-compatible fork active).
+pub const TX_DATA_GAS: u64 = 100;
+
+/// One signature: V (with the chain id folded in), R and S.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signature {
+    pub v: u64,
+    pub r: [u8; 32],
+    pub s: [u8; 32],
+}
+
+impl Signature {
+    /// The chain id V carries: 0 for 27/28 (unprotected), else (V - 35) / 2.
+    pub fn chain_id(&self) -> u64 {
+        if self.v == 27 || self.v == 28 {
+            0
+        } else {
+            self.v.saturating_sub(35) / 2
+        }
+    }
+
+    /// The recovery id (0 or 1) V carries, or `None`.
+    pub fn recovery_id(&self) -> Option<u8> {
+        let id = if self.v == 27 || self.v == 28 {
+            self.v - 27
+        } else {
+            self.v.checked_sub(35)? % 2
+        };
+        u8::try_from(id).ok()
+    }
+
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        put_u64(out, self.v);
+        put_uint(out, &self.r);
+        put_uint(out, &self.s);
+    }
+
+    fn decode(r: &mut ListReader<'_>) -> Result<Signature, RlpError> {
+        let v = r.u64()?;
+        let sig_r = r.u256()?;
+        let s = r.u256()?;
+        Ok(Signature { v, r: sig_r, s })
+    }
+}
+
+/// A legacy transaction (type 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Legacy {
+    pub nonce: u64,
+    pub gas_price: U256,
+    pub gas: u64,
+    /// `None`: contract creation.
+    pub to: Option<Address>,
+    pub value: U256,
+    pub input: Vec<u8>,
+    pub signature: Option<Signature>,
+}
+
+/// A value transfer (type 0x08).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueTransfer {
+    pub nonce: u64,
+    pub gas_price: U256,
+    pub gas: u64,
+    pub to: Address,
+    pub value: U256,
+    pub from: Address,
+    pub signatures: Vec<Signature>,
+}
+
+/// An account update (type 0x20).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountUpdate {
+    pub nonce: u64,
+    pub gas_price: U256,
+    pub gas: u64,
+    pub from: Address,
+    pub key: AccountKey,
+    pub signatures: Vec<Signature>,
+}
+
+/// A transaction of one of the three types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transaction {
+    Legacy(Legacy),
+    ValueTransfer(ValueTransfer),
+    AccountUpdate(AccountUpdate),
+}
+
+/// Why bytes are not a transaction.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TxError {
+    #[error(transparent)]
+    Rlp(#[from] RlpError),
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    #[error("undefined tx type")]
+    UndefinedType,
+    #[error("invalid transaction v, r, s values")]
+    InvalidSignature,
+    #[error("invalid sender")]
+    InvalidSender,
+}
+
+fn address(b: &[u8]) -> Result<Address, RlpError> {
+    let a: [u8; 20] = b
+        .try_into()
+        .map_err(|_| RlpError::Rlp(format!("an address is 20 bytes, not {}", b.len())))?;
+    Ok(Address(a))
+}
+
+fn signature_list(sigs: &[Signature]) -> Vec<u8> {
+    let mut payload = Vec::new();
+    for s in sigs {
+        let mut one = Vec::new();
+        s.encode_into(&mut one);
+        payload.extend_from_slice(&list(&one));
+    }
+    list(&payload)
+}
+
+/// `keccak256(RLP([inner as a byte string, chainId, 0, 0]))`: the signing hash of a native
+/// typed transaction.
+fn typed_sig_hash(inner: &[u8], chain_id: u64) -> [u8; 32] {
+    let mut outer = Vec::with_capacity(inner.len() + 16);
+    put_bytes(&mut outer, inner);
+    put_u64(&mut outer, chain_id);
+    put_u64(&mut outer, 0);
+    put_u64(&mut outer, 0);
+    keccak256(&list(&outer))
+}
+
+impl Transaction {
+    /// The type code: 0, 0x08 or 0x20.
+    pub fn type_code(&self) -> u8 {
+        match self {
+            Transaction::Legacy(_) => 0,
+            Transaction::ValueTransfer(_) => TYPE_VALUE_TRANSFER,
+            Transaction::AccountUpdate(_) => TYPE_ACCOUNT_UPDATE,
+        }
+    }
+
+    /// The hash a signer signs for `chain_id` (EIP-155 form for legacy).
+    pub fn sig_hash(&self, chain_id: u64) -> [u8; 32] {
+        match self {
+            Transaction::Legacy(t) => {
+                let mut p = Vec::new();
+                t.common_fields(&mut p);
+                put_u64(&mut p, chain_id);
+                put_u64(&mut p, 0);
+                put_u64(&mut p, 0);
+                keccak256(&list(&p))
+            }
+            Transaction::ValueTransfer(t) => {
+                let mut p = Vec::new();
+                put_u64(&mut p, u64::from(TYPE_VALUE_TRANSFER));
+                put_u64(&mut p, t.nonce);
+                put_uint(&mut p, &t.gas_price);
+                put_u64(&mut p, t.gas);
+                put_bytes(&mut p, &t.to.0);
+                put_uint(&mut p, &t.value);
+                put_bytes(&mut p, &t.from.0);
+                typed_sig_hash(&list(&p), chain_id)
+            }
+            Transaction::AccountUpdate(t) => {
+                let mut p = Vec::new();
+                put_u64(&mut p, u64::from(TYPE_ACCOUNT_UPDATE));
+                put_u64(&mut p, t.nonce);
+                put_uint(&mut p, &t.gas_price);
+                put_u64(&mut p, t.gas);
+                put_bytes(&mut p, &t.from.0);
+                put_bytes(&mut p, &t.key.encode());
+                typed_sig_hash(&list(&p), chain_id)
+            }
+        }
+    }
+
+    /// Signs with `key` for `chain_id`: V = recid + 35 + 2 x chainId. A typed transaction gets
+    /// this signature added to its list; a legacy one has it replaced.
+    pub fn sign(&mut self, key: &SecretKey, chain_id: u64) {
+        let hash = self.sig_hash(chain_id);
+        let raw = key.sign_hash(&hash);
+        let sig = Signature {
+            v: u64::from(raw[64]) + 35 + 2 * chain_id,
+            r: raw[..32].try_into().expect("32 bytes"),
+            s: raw[32..64].try_into().expect("32 bytes"),
+        };
+        match self {
+            Transaction::Legacy(t) => t.signature = Some(sig),
+            Transaction::ValueTransfer(t) => t.signatures.push(sig),
+            Transaction::AccountUpdate(t) => t.signatures.push(sig),
+        }
+    }
+
+    /// The raw bytes: RLP of the fields, after the type byte for a typed transaction.
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            Transaction::Legacy(t) => {
+                let mut p = Vec::new();
+                t.common_fields(&mut p);
+                match &t.signature {
+                    Some(s) => s.encode_into(&mut p),
+                    None => {
+                        put_u64(&mut p, 0);
+                        put_u64(&mut p, 0);
+                        put_u64(&mut p, 0);
+                    }
+                }
+                list(&p)
+            }
+            Transaction::ValueTransfer(t) => {
+                let mut p = Vec::new();
+                put_u64(&mut p, t.nonce);
+                put_uint(&mut p, &t.gas_price);
+                put_u64(&mut p, t.gas);
+                put_bytes(&mut p, &t.to.0);
+                put_uint(&mut p, &t.value);
+                put_bytes(&mut p, &t.from.0);
+                p.extend_from_slice(&signature_list(&t.signatures));
+                let mut out = vec![TYPE_VALUE_TRANSFER];
+                out.extend_from_slice(&list(&p));
+                out
+            }
+            Transaction::AccountUpdate(t) => {
+                let mut p = Vec::new();
+                put_u64(&mut p, t.nonce);
+                put_uint(&mut p, &t.gas_price);
+                put_u64(&mut p, t.gas);
+                put_bytes(&mut p, &t.from.0);
+                put_bytes(&mut p, &t.key.encode());
+                p.extend_from_slice(&signature_list(&t.signatures));
+                let mut out = vec![TYPE_ACCOUNT_UPDATE];
+                out.extend_from_slice(&list(&p));
+                out
+            }
+        }
+    }
+
+    /// `keccak256(raw)`.
+    pub fn hash(&self) -> [u8; 32] {
+        keccak256(&self.encode())
+    }
+
+    /// The sender transaction hash: the transaction hash for these types (they are not
+    /// fee-delegated).
+    pub fn sender_tx_hash(&self) -> [u8; 32] {
+        self.hash()
+    }
+
+    /// Decodes raw bytes; every byte must be used. Checks the signatures' ranges (reference
+    /// 3.5), not who signed.
+    pub fn decode(bytes: &[u8]) -> Result<Transaction, TxError> {
+        let (&first, rest) = bytes.split_first().ok_or(RlpError::TooFew)?;
+        let tx = if first >= 0xc0 {
+            let mut r = ListReader::whole(bytes)?;
+            let nonce = r.u64()?;
+            let gas_price = r.u256()?;
+            let gas = r.u64()?;
+            let to = r.bytes()?;
+            let to = if to.is_empty() {
+                None
+            } else {
+                Some(address(to)?)
+            };
+            let value = r.u256()?;
+            let input = r.bytes()?.to_vec();
+            let sig = Signature::decode(&mut r)?;
+            r.end()?;
+            Transaction::Legacy(Legacy {
+                nonce,
+                gas_price,
+                gas,
+                to,
+                value,
+                input,
+                signature: Some(sig),
+            })
+        } else {
+            let mut r = ListReader::whole(rest)?;
+            match first {
+                TYPE_VALUE_TRANSFER => {
+                    let nonce = r.u64()?;
+                    let gas_price = r.u256()?;
+                    let gas = r.u64()?;
+                    let to = address(r.bytes()?)?;
+                    let value = r.u256()?;
+                    let from = address(r.bytes()?)?;
+                    let signatures = decode_signatures(&mut r)?;
+                    r.end()?;
+                    Transaction::ValueTransfer(ValueTransfer {
+                        nonce,
+                        gas_price,
+                        gas,
+                        to,
+                        value,
+                        from,
+                        signatures,
+                    })
+                }
+                TYPE_ACCOUNT_UPDATE => {
+                    let nonce = r.u64()?;
+                    let gas_price = r.u256()?;
+                    let gas = r.u64()?;
+                    let from = address(r.bytes()?)?;
+                    let key = AccountKey::decode(r.bytes()?)?;
+                    let signatures = decode_signatures(&mut r)?;
+                    r.end()?;
+                    Transaction::AccountUpdate(AccountUpdate {
+                        nonce,
+                        gas_price,
+                        gas,
+                        from,
+                        key,
+                        signatures,
+                    })
+                }
+                _ => return Err(TxError::UndefinedType),
+            }
+        };
+        tx.check_signatures()?;
+        Ok(tx)
+    }
+
+    fn signatures(&self) -> Vec<Signature> {
+        match self {
+            Transaction::Legacy(t) => t.signature.into_iter().collect(),
+            Transaction::ValueTransfer(t) => t.signatures.clone(),
+            Transaction::AccountUpdate(t) => t.signatures.clone(),
+        }
+    }
+
+    /// At least one signature; 1 <= R, S < n; recovery id 0 or 1; one chain id for all.
+    fn check_signatures(&self) -> Result<(), TxError> {
+        const N: [u8; 32] = [
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xfe, 0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c,
+            0xd0, 0x36, 0x41, 0x41,
+        ];
+        let sigs = self.signatures();
+        let Some(first) = sigs.first() else {
+            return Err(TxError::InvalidSignature);
+        };
+        for s in &sigs {
+            let in_range = |x: &[u8; 32]| x.iter().any(|&b| b != 0) && x < &N;
+            if !in_range(&s.r) || !in_range(&s.s) || s.recovery_id().is_none_or(|id| id > 1) {
+                return Err(TxError::InvalidSignature);
+            }
+            if self.type_code() != 0 && (s.v == 27 || s.v == 28) {
+                return Err(TxError::InvalidSignature);
+            }
+            if s.chain_id() != first.chain_id() {
+                return Err(TxError::InvalidSignature);
+            }
+        }
+        Ok(())
+    }
+
+    /// The addresses that signed (one per signature), recovered from the signing hash for the
+    /// chain id the signatures carry. Fails when one does not recover.
+    pub fn signers(&self) -> Result<Vec<Address>, TxError> {
+        let sigs = self.signatures();
+        let chain_id = sigs.first().map_or(0, Signature::chain_id);
+        let hash = match self {
+            Transaction::Legacy(t) if chain_id == 0 => {
+                let mut p = Vec::new();
+                t.common_fields(&mut p);
+                keccak256(&list(&p))
+            }
+            _ => self.sig_hash(chain_id),
+        };
+        sigs.iter()
+            .map(|s| {
+                let mut rs = [0u8; 64];
+                rs[..32].copy_from_slice(&s.r);
+                rs[32..].copy_from_slice(&s.s);
+                let id = s.recovery_id().ok_or(TxError::InvalidSignature)?;
+                recover_address(&hash, &rs, id).map_err(|_| TxError::InvalidSender)
+            })
+            .collect()
+    }
+
+    /// The intrinsic gas (Istanbul-compatible fork active), before the sender's
+    /// key-validation gas.
+    pub fn intrinsic_gas(&self) -> u64 {
+        match self {
+            Transaction::Legacy(t) => {
+                let base = if t.to.is_some() { TX_GAS } else { 53_000 };
+                base + TX_DATA_GAS * t.input.len() as u64
+            }
+            Transaction::ValueTransfer(_) => TX_GAS,
+            Transaction::AccountUpdate(t) => TX_GAS + key_creation_gas(&t.key),
+        }
+    }
+}
+
+/// The creation gas of a key an account update installs (reference 7.5).
+pub fn key_creation_gas(key: &AccountKey) -> u64 {
+    match key {
+        AccountKey::Nil | AccountKey::Legacy | AccountKey::Fail => 0,
+        AccountKey::Public(_) => TX_ACCOUNT_CREATION_GAS_PER_KEY,
+        AccountKey::WeightedMultisig { keys, .. } => {
+            TX_ACCOUNT_CREATION_GAS_PER_KEY * keys.len() as u64
+        }
+        AccountKey::RoleBased(roles) => roles.iter().map(key_creation_gas).sum(),
+    }
+}
+
+fn decode_signatures(r: &mut ListReader<'_>) -> Result<Vec<Signature>, RlpError> {
+    let mut all = r.list()?;
+    let mut out = Vec::new();
+    while !all.is_empty() {
+        let mut one = all.list()?;
+        out.push(Signature::decode(&mut one)?);
+        one.end()?;
+    }
+    Ok(out)
+}
+
+impl Legacy {
+    /// nonce, gasPrice, gas, to, value, input: the fields every legacy form starts with.
+    fn common_fields(&self, p: &mut Vec<u8>) {
+        put_u64(p, self.nonce);
+        put_uint(p, &self.gas_price);
+        put_u64(p, self.gas);
+        put_bytes(p, self.to.as_ref().map_or(&[][..], |a| &a.0[..]));
+        put_uint(p, &self.value);
+        put_bytes(p, &self.input);
+    }
+}
