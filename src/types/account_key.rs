@@ -188,7 +188,11 @@ mod tests {
             (&[0x06, 0xc0], KeyError::UndefinedType),
             (&[0x80, 0x00], KeyError::Rlp(RlpError::Trailing)),
             (&[0x01, 0xc0, 0x00], KeyError::Rlp(RlpError::Trailing)),
-            (&[0x02, 0x81, 0x02], KeyError::InvalidPublicKey),
+            (&[0x02, 0x02], KeyError::InvalidPublicKey),
+            (
+                &[0x02, 0x81, 0x02],
+                KeyError::Rlp(RlpError::Rlp("non-canonical single byte".into())),
+            ),
         ];
         for (bytes, want) in cases {
             assert_eq!(
@@ -197,6 +201,13 @@ mod tests {
                 "{bytes:02x?}"
             );
         }
+        // 33 bytes that are not a point: X = 2^256 - 1 is not below the field prime.
+        let mut off_curve = vec![0x02, 0xa1, 0x02];
+        off_curve.extend([0xff; 32]);
+        assert_eq!(
+            AccountKey::decode(&off_curve),
+            Err(KeyError::InvalidPublicKey)
+        );
         for b in 0..=255u8 {
             let _ = AccountKey::decode(&[b]);
             let _ = AccountKey::decode(&[b, 0xc1, 0x80]);
