@@ -230,3 +230,78 @@ fn malformed_raw_transactions_are_refused() {
         let _ = Transaction::decode(&b);
     }
 }
+
+#[test]
+fn the_real_block_decodes_reencodes_and_hashes() {
+    use chain_node::types::block::{Block, DeriveSha};
+    let d = vectors();
+    let v = &d["blocks"]["real_block"];
+    let raw = bytes(&v["rlp"]);
+    assert_eq!(raw.len() as u64, v["size"].as_u64().unwrap());
+    let block = Block::decode(&raw).unwrap();
+    assert_eq!(block.encode(), raw, "lossless");
+    assert_eq!(block.header.number, v["number"].as_u64().unwrap());
+    assert_eq!(
+        block.hash().to_vec(),
+        bytes(&v["hash"]),
+        "the BFT hash rule"
+    );
+    assert_ne!(
+        chain_node::crypto::keccak256(&block.header.encode()).to_vec(),
+        bytes(&v["hash"]),
+        "the plain header hash is not the block hash"
+    );
+    assert_eq!(block.transactions.len(), 1);
+    let tx_root = bytes(&v["transactionsRoot"]);
+    assert_eq!(block.header.transactions_root.to_vec(), tx_root);
+    let encodings: Vec<Vec<u8>> = block.transactions.iter().map(|t| t.encode()).collect();
+    assert_eq!(DeriveSha::Concat.root(&encodings).to_vec(), tx_root);
+    assert_eq!(block.transactions[0].hash().to_vec(), tx_root);
+    // The proposer's seal recovers to one of the validators (double-keccak rule).
+    let bft = chain_node::types::block::BftExtra::decode(&block.header.extra).unwrap();
+    let seal_hash = block.header.seal_hash().unwrap();
+    let mut rs = [0u8; 64];
+    rs.copy_from_slice(&bft.seal[..64]);
+    let proposer = chain_node::crypto::recover_address(&seal_hash, &rs, bft.seal[64]).unwrap();
+    assert!(bft.validators.contains(&proposer), "{proposer:?}");
+    // Every prefix is refused without a panic.
+    for n in 0..raw.len() {
+        assert!(Block::decode(&raw[..n]).is_err());
+    }
+}
+
+#[test]
+fn transaction_roots_by_each_method() {
+    use chain_node::types::block::{encode_tx_list, DeriveSha};
+    let d = vectors();
+    let b = &d["blocks"];
+    let legacy = Transaction::decode(&bytes(&d["transactions"][0]["raw"])).unwrap();
+    let vt = Transaction::decode(&bytes(&d["transactions"][1]["raw"])).unwrap();
+    let txs = vec![legacy, vt.clone()];
+    assert_eq!(encode_tx_list(&txs), bytes(&b["tx_list_legacy_vt_1001"]));
+    let encodings: Vec<Vec<u8>> = txs.iter().map(|t| t.encode()).collect();
+    let roots = &b["roots_legacy_vt_1001"];
+    for (method, name) in [
+        (DeriveSha::Original, "original"),
+        (DeriveSha::Simple, "simple"),
+        (DeriveSha::Concat, "concat"),
+    ] {
+        assert_eq!(
+            method.root(&encodings).to_vec(),
+            bytes(&roots[name]),
+            "{name}"
+        );
+        assert_eq!(
+            method.root(&[]).to_vec(),
+            bytes(&b["empty_roots"][name]),
+            "{name}, empty"
+        );
+    }
+    let one = vec![vt.encode()];
+    assert_eq!(
+        DeriveSha::Original.root(&one).to_vec(),
+        bytes(&b["root_original_vt_1001"])
+    );
+    assert_eq!(DeriveSha::Simple.root(&one), vt.hash());
+    assert_eq!(DeriveSha::Concat.root(&one), vt.hash());
+}

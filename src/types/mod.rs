@@ -3,5 +3,6 @@
 //! a pure function of the bytes that never panics, for the fuzzer of the hardening issue.
 
 pub mod account_key;
+pub mod block;
 pub mod rlp;
 pub mod transaction;

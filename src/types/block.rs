@@ -1,0 +1,351 @@
+//! Block headers, the BFT extra data, block hashes, block RLP and the transactions and
+//! receipts roots (reference section 10). Decoders are pure functions of the bytes that
+//! never panic.
+
+use super::rlp::{list, put_bytes, put_u64, put_uint, ListReader, RlpError};
+use super::transaction::{Transaction, TxError, U256};
+use crate::crypto::{keccak256, Address};
+use crate::trie::{MemoryStore, Trie};
+
+/// A block header (section 10.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub parent_hash: [u8; 32],
+    pub rewardbase: Address,
+    pub state_root: [u8; 32],
+    pub transactions_root: [u8; 32],
+    pub receipts_root: [u8; 32],
+    pub bloom: Box<[u8; 256]>,
+    pub block_score: U256,
+    pub number: u64,
+    pub gas_used: u64,
+    pub time: u64,
+    pub time_fos: u8,
+    pub extra: Vec<u8>,
+    pub governance: Vec<u8>,
+    pub vote: Vec<u8>,
+    /// From the Magma fork on.
+    pub base_fee: Option<U256>,
+    /// From the Randao fork on (96 bytes).
+    pub random_reveal: Option<Vec<u8>>,
+    /// From the Randao fork on (32 bytes).
+    pub mix_hash: Option<Vec<u8>>,
+}
+
+/// Why bytes are not a header or a block.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockError {
+    #[error(transparent)]
+    Rlp(#[from] RlpError),
+    #[error("transaction {index}: {source}")]
+    Transaction {
+        index: usize,
+        #[source]
+        source: TxError,
+    },
+    #[error("{0}")]
+    Field(&'static str),
+}
+
+fn fixed<const N: usize>(b: &[u8], what: &'static str) -> Result<[u8; N], BlockError> {
+    b.try_into().map_err(|_| BlockError::Field(what))
+}
+
+fn small(v: U256, what: &'static str) -> Result<u64, BlockError> {
+    if v[..24].iter().any(|&b| b != 0) {
+        return Err(BlockError::Field(what));
+    }
+    Ok(u64::from_be_bytes(v[24..].try_into().expect("8 bytes")))
+}
+
+impl Header {
+    /// The header's RLP: fields 0-13, then the optional ones up to the last present.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut p = Vec::with_capacity(600);
+        put_bytes(&mut p, &self.parent_hash);
+        put_bytes(&mut p, &self.rewardbase.0);
+        put_bytes(&mut p, &self.state_root);
+        put_bytes(&mut p, &self.transactions_root);
+        put_bytes(&mut p, &self.receipts_root);
+        put_bytes(&mut p, &self.bloom[..]);
+        put_uint(&mut p, &self.block_score);
+        put_u64(&mut p, self.number);
+        put_u64(&mut p, self.gas_used);
+        put_u64(&mut p, self.time);
+        put_u64(&mut p, u64::from(self.time_fos));
+        put_bytes(&mut p, &self.extra);
+        put_bytes(&mut p, &self.governance);
+        put_bytes(&mut p, &self.vote);
+        let randao = self.random_reveal.is_some() || self.mix_hash.is_some();
+        if self.base_fee.is_some() || randao {
+            match &self.base_fee {
+                Some(f) => put_uint(&mut p, f),
+                None => put_bytes(&mut p, &[]),
+            }
+        }
+        if randao {
+            put_bytes(&mut p, self.random_reveal.as_deref().unwrap_or(&[]));
+            put_bytes(&mut p, self.mix_hash.as_deref().unwrap_or(&[]));
+        }
+        list(&p)
+    }
+
+    /// Reads a header from a list reader positioned on it.
+    fn read(r: &mut ListReader<'_>) -> Result<Header, BlockError> {
+        let parent_hash = fixed(r.bytes()?, "parentHash is not 32 bytes")?;
+        let rewardbase = Address(fixed(r.bytes()?, "reward is not 20 bytes")?);
+        let state_root = fixed(r.bytes()?, "stateRoot is not 32 bytes")?;
+        let transactions_root = fixed(r.bytes()?, "transactionsRoot is not 32 bytes")?;
+        let receipts_root = fixed(r.bytes()?, "receiptsRoot is not 32 bytes")?;
+        let bloom = Box::new(fixed(r.bytes()?, "logsBloom is not 256 bytes")?);
+        let block_score = r.u256()?;
+        let number = small(r.u256()?, "number does not fit 64 bits")?;
+        let gas_used = r.u64()?;
+        let time = small(r.u256()?, "timestamp does not fit 64 bits")?;
+        let time_fos =
+            u8::try_from(r.u64()?).map_err(|_| BlockError::Field("timestampFoS is not a byte"))?;
+        let extra = r.bytes()?.to_vec();
+        let governance = r.bytes()?.to_vec();
+        let vote = r.bytes()?.to_vec();
+        let mut h = Header {
+            parent_hash,
+            rewardbase,
+            state_root,
+            transactions_root,
+            receipts_root,
+            bloom,
+            block_score,
+            number,
+            gas_used,
+            time,
+            time_fos,
+            extra,
+            governance,
+            vote,
+            base_fee: None,
+            random_reveal: None,
+            mix_hash: None,
+        };
+        if !r.is_empty() {
+            h.base_fee = Some(r.u256()?);
+            if !r.is_empty() {
+                h.random_reveal = Some(r.bytes()?.to_vec());
+                h.mix_hash = Some(r.bytes()?.to_vec());
+            }
+        }
+        r.end()?;
+        Ok(h)
+    }
+
+    /// Decodes a whole header.
+    pub fn decode(bytes: &[u8]) -> Result<Header, BlockError> {
+        let mut r = ListReader::whole(bytes)?;
+        Header::read(&mut r)
+    }
+
+    /// The block hash (section 10.4): with BFT extra data, the header with round 0 and the
+    /// committed seals emptied; otherwise the plain hash of the header.
+    pub fn hash(&self) -> [u8; 32] {
+        match BftExtra::decode(&self.extra) {
+            Ok(mut bft) => {
+                bft.round = 0;
+                bft.committed_seals.clear();
+                let mut copy = self.clone();
+                copy.extra = bft.encode();
+                keccak256(&copy.encode())
+            }
+            Err(_) => keccak256(&self.encode()),
+        }
+    }
+
+    /// What the proposer signs: keccak256(keccak256(RLP(header'))) with round 0, the seal and
+    /// the committed seals emptied. `None` without BFT extra data.
+    pub fn seal_hash(&self) -> Option<[u8; 32]> {
+        let mut bft = BftExtra::decode(&self.extra).ok()?;
+        bft.round = 0;
+        bft.seal.clear();
+        bft.committed_seals.clear();
+        let mut copy = self.clone();
+        copy.extra = bft.encode();
+        Some(keccak256(&keccak256(&copy.encode())))
+    }
+}
+
+/// The BFT extra data: 32 bytes of vanity (the last one the round), then
+/// `RLP([validators, seal, committedSeals])`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BftExtra {
+    /// The first 31 vanity bytes.
+    pub vanity: [u8; 31],
+    pub round: u8,
+    pub validators: Vec<Address>,
+    pub seal: Vec<u8>,
+    pub committed_seals: Vec<Vec<u8>>,
+}
+
+impl BftExtra {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(32 + 64 + 70 * (1 + self.committed_seals.len()));
+        out.extend_from_slice(&self.vanity);
+        out.push(self.round);
+        let mut vals = Vec::new();
+        for v in &self.validators {
+            put_bytes(&mut vals, &v.0);
+        }
+        let mut seals = Vec::new();
+        for s in &self.committed_seals {
+            put_bytes(&mut seals, s);
+        }
+        let mut p = list(&vals);
+        put_bytes(&mut p, &self.seal);
+        p.extend_from_slice(&list(&seals));
+        out.extend_from_slice(&list(&p));
+        out
+    }
+
+    /// Decodes extra data of this layout exactly; anything else is an error.
+    pub fn decode(extra: &[u8]) -> Result<BftExtra, BlockError> {
+        if extra.len() < 32 {
+            return Err(BlockError::Field("extra data shorter than 32 bytes"));
+        }
+        let mut r = ListReader::whole(&extra[32..])?;
+        let mut vals = r.list()?;
+        let mut validators = Vec::new();
+        while !vals.is_empty() {
+            validators.push(Address(fixed(
+                vals.bytes()?,
+                "a validator is not 20 bytes",
+            )?));
+        }
+        let seal = r.bytes()?.to_vec();
+        let mut seals = r.list()?;
+        let mut committed_seals = Vec::new();
+        while !seals.is_empty() {
+            committed_seals.push(seals.bytes()?.to_vec());
+        }
+        r.end()?;
+        Ok(BftExtra {
+            vanity: extra[..31].try_into().expect("31 bytes"),
+            round: extra[31],
+            validators,
+            seal,
+            committed_seals,
+        })
+    }
+}
+
+/// A block: its header and its transactions (section 10.2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub header: Header,
+    pub transactions: Vec<Transaction>,
+}
+
+/// The transaction list's RLP: each transaction's raw encoding, concatenated, in a list.
+pub fn encode_tx_list(txs: &[Transaction]) -> Vec<u8> {
+    let mut p = Vec::new();
+    for t in txs {
+        p.extend_from_slice(&t.encode());
+    }
+    list(&p)
+}
+
+impl Block {
+    /// `RLP([header, txList])`.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut p = self.header.encode();
+        p.extend_from_slice(&encode_tx_list(&self.transactions));
+        list(&p)
+    }
+
+    /// Decodes a whole block.
+    pub fn decode(bytes: &[u8]) -> Result<Block, BlockError> {
+        let mut r = ListReader::whole(bytes)?;
+        let mut hr = r.list()?;
+        let header = Header::read(&mut hr)?;
+        let mut txs = r.list()?;
+        r.end()?;
+        let mut transactions = Vec::new();
+        while !txs.is_empty() {
+            let index = transactions.len();
+            let first = txs.raw()?;
+            let raw = if first.first().is_some_and(|&b| b >= 0xc0) {
+                first.to_vec()
+            } else {
+                // A type (an integer), then the body list.
+                let body = txs.raw()?;
+                let mut raw = first.to_vec();
+                raw.extend_from_slice(body);
+                raw
+            };
+            let tx = Transaction::decode(&raw)
+                .map_err(|source| BlockError::Transaction { index, source })?;
+            transactions.push(tx);
+        }
+        Ok(Block {
+            header,
+            transactions,
+        })
+    }
+
+    pub fn hash(&self) -> [u8; 32] {
+        self.header.hash()
+    }
+}
+
+/// How a list of encodings is hashed into a root (governance `deriveshaimpl`, section 10.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeriveSha {
+    /// 0: a Merkle Patricia Trie keyed by RLP(index).
+    Original,
+    /// 1: pairwise Keccak of the items' hashes.
+    Simple,
+    /// 2: Keccak of the concatenation.
+    Concat,
+}
+
+impl DeriveSha {
+    /// The method of governance code `code`.
+    pub fn from_code(code: u64) -> Option<DeriveSha> {
+        match code {
+            0 => Some(DeriveSha::Original),
+            1 => Some(DeriveSha::Simple),
+            2 => Some(DeriveSha::Concat),
+            _ => None,
+        }
+    }
+
+    /// The root of `items` (transaction or receipt encodings).
+    pub fn root(self, items: &[Vec<u8>]) -> [u8; 32] {
+        match self {
+            DeriveSha::Original => {
+                let store = MemoryStore::default();
+                let mut trie = Trie::new(&store);
+                for (i, item) in items.iter().enumerate() {
+                    let mut key = Vec::new();
+                    put_u64(&mut key, i as u64);
+                    trie.insert(&key, item.clone())
+                        .expect("an in-memory trie built here needs no stored node");
+                }
+                trie.root_hash()
+            }
+            DeriveSha::Simple => {
+                let mut level: Vec<[u8; 32]> = items.iter().map(|i| keccak256(i)).collect();
+                if level.is_empty() {
+                    return keccak256(&[]);
+                }
+                while level.len() > 1 {
+                    if level.len() % 2 == 1 {
+                        level.push(*level.last().expect("not empty"));
+                    }
+                    level = level
+                        .chunks(2)
+                        .map(|p| keccak256(&[&p[0][..], &p[1][..]].concat()))
+                        .collect();
+                }
+                level[0]
+            }
+            DeriveSha::Concat => keccak256(&items.concat()),
+        }
+    }
+}
