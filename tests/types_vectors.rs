@@ -180,6 +180,12 @@ fn transactions_match_the_worked_examples() {
         assert_eq!(decoded, tx, "{name}: decoded");
         assert_eq!(decoded.encode(), raw, "{name}: re-encoded");
         assert_eq!(decoded.signers().unwrap(), vec![sender], "{name}: signer");
+        let k1 = compressed(&d["keys"]["K1_compressed"]);
+        assert_eq!(
+            decoded.recovered().unwrap()[0].key,
+            k1,
+            "{name}: signer's key"
+        );
         let sigs = match &decoded {
             Transaction::Legacy(t) => vec![t.signature.unwrap()],
             Transaction::ValueTransfer(t) => t.signatures.clone(),

@@ -171,6 +171,195 @@ fn compressed(b: &[u8]) -> Result<CompressedKey, KeyError> {
     Ok(key)
 }
 
+/// Why a key may not be installed or replace another (reference 7.4); the messages are the
+/// reference's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyRuleError {
+    #[error("AccountKeyNil cannot be initialized to an account")]
+    NilNotInstallable,
+    #[error("length is zero")]
+    LengthZero,
+    #[error("the number of keys exceeds the limit")]
+    TooManyKeys,
+    #[error("key weight is zero")]
+    WeightZero,
+    #[error("duplicated key")]
+    Duplicated,
+    #[error("weighted sum overflow")]
+    WeightedSumOverflow,
+    #[error("unsatisfiable threshold. Weighted sum of keys is less than the threshold.")]
+    Unsatisfiable,
+    #[error("length too long")]
+    LengthTooLong,
+    #[error("nested composite type")]
+    Nested,
+    #[error("AccountKeyFail is not updatable")]
+    FailNotUpdatable,
+}
+
+/// Most keys of a weighted multisig key.
+pub const MAX_MULTISIG_KEYS: usize = 10;
+/// Most roles of a role-based key.
+pub const MAX_ROLES: usize = 3;
+/// Gas per extra signature checked against a multisig key (reference 7.5).
+pub const TX_VALIDATION_GAS_PER_KEY: u64 = 15_000;
+
+/// The roles of a role-based key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Legacy and value-transfer transactions.
+    Transaction = 0,
+    AccountUpdate = 1,
+    FeePayer = 2,
+}
+
+/// A signer recovered from a signature: its address and its compressed public key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signer {
+    pub address: crate::crypto::Address,
+    pub key: CompressedKey,
+}
+
+impl AccountKey {
+    /// The install check: may this key be put on an account (a new key of another type, or
+    /// a new role)?
+    pub fn check_install(&self) -> Result<(), KeyRuleError> {
+        match self {
+            AccountKey::Nil => Err(KeyRuleError::NilNotInstallable),
+            AccountKey::Legacy | AccountKey::Fail | AccountKey::Public(_) => Ok(()),
+            AccountKey::WeightedMultisig { threshold, keys } => {
+                if keys.is_empty() {
+                    return Err(KeyRuleError::LengthZero);
+                }
+                if keys.len() > MAX_MULTISIG_KEYS {
+                    return Err(KeyRuleError::TooManyKeys);
+                }
+                let mut sum: u32 = 0;
+                let mut seen = std::collections::HashSet::new();
+                for (w, k) in keys {
+                    if *w == 0 {
+                        return Err(KeyRuleError::WeightZero);
+                    }
+                    if !seen.insert(*k) {
+                        return Err(KeyRuleError::Duplicated);
+                    }
+                    sum = sum
+                        .checked_add(*w)
+                        .ok_or(KeyRuleError::WeightedSumOverflow)?;
+                }
+                if sum < *threshold {
+                    return Err(KeyRuleError::Unsatisfiable);
+                }
+                Ok(())
+            }
+            AccountKey::RoleBased(roles) => {
+                if roles.is_empty() {
+                    return Err(KeyRuleError::LengthZero);
+                }
+                if roles.len() > MAX_ROLES {
+                    return Err(KeyRuleError::LengthTooLong);
+                }
+                for r in roles {
+                    if matches!(r, AccountKey::RoleBased(_)) {
+                        return Err(KeyRuleError::Nested);
+                    }
+                    r.check_install()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether `new` may replace `self` (same type: the update check; else the install
+    /// check); the key the account then has (role-based updates keep the old role where the
+    /// new one is nil or missing).
+    pub fn replaced_by(&self, new: &AccountKey) -> Result<AccountKey, KeyRuleError> {
+        if self.type_code() != new.type_code() {
+            new.check_install()?;
+            return Ok(new.clone());
+        }
+        match (self, new) {
+            (AccountKey::Fail, _) => Err(KeyRuleError::FailNotUpdatable),
+            (AccountKey::RoleBased(old), AccountKey::RoleBased(roles)) => {
+                if roles.is_empty() {
+                    return Err(KeyRuleError::LengthZero);
+                }
+                if roles.len() > MAX_ROLES {
+                    return Err(KeyRuleError::LengthTooLong);
+                }
+                let mut result = old.clone();
+                for (i, r) in roles.iter().enumerate() {
+                    if matches!(r, AccountKey::RoleBased(_)) {
+                        return Err(KeyRuleError::Nested);
+                    }
+                    match old.get(i) {
+                        None => {
+                            r.check_install()?;
+                            result.push(r.clone());
+                        }
+                        Some(_) if *r == AccountKey::Nil => {}
+                        Some(o) => result[i] = o.replaced_by(r)?,
+                    }
+                }
+                Ok(AccountKey::RoleBased(result))
+            }
+            _ => {
+                new.check_install()?;
+                Ok(new.clone())
+            }
+        }
+    }
+
+    /// The key that signs for `role`: a role-based key's entry when it has one, else its
+    /// first; any other key itself.
+    pub fn for_role(&self, role: Role) -> &AccountKey {
+        match self {
+            AccountKey::RoleBased(roles) => roles
+                .get(role as usize)
+                .or_else(|| roles.first())
+                .unwrap_or(self),
+            other => other,
+        }
+    }
+
+    /// Whether `signers` (one per signature) satisfy this key for `role` on behalf of
+    /// `from` (reference 7.4).
+    pub fn validates(&self, role: Role, from: crate::crypto::Address, signers: &[Signer]) -> bool {
+        match self.for_role(role) {
+            AccountKey::Legacy => signers.len() == 1 && signers[0].address == from,
+            AccountKey::Public(k) => signers.len() == 1 && signers[0].key == *k,
+            AccountKey::WeightedMultisig { threshold, keys } => {
+                if signers.is_empty() || signers.len() > keys.len() {
+                    return false;
+                }
+                let mut matched = std::collections::HashSet::new();
+                let mut weight: u64 = 0;
+                for s in signers {
+                    let Some((w, k)) = keys.iter().find(|(_, k)| *k == s.key) else {
+                        return false;
+                    };
+                    if matched.insert(*k) {
+                        weight += u64::from(*w);
+                    }
+                }
+                weight >= u64::from(*threshold)
+            }
+            AccountKey::Nil | AccountKey::Fail | AccountKey::RoleBased(_) => false,
+        }
+    }
+
+    /// The gas added for checking the sender's `signatures` signatures against this key for
+    /// `role` (reference 7.5, Istanbul-compatible fork active).
+    pub fn validation_gas(&self, role: Role, signatures: usize) -> u64 {
+        match self.for_role(role) {
+            AccountKey::WeightedMultisig { .. } => {
+                TX_VALIDATION_GAS_PER_KEY * signatures.saturating_sub(1) as u64
+            }
+            _ => 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +401,125 @@ mod tests {
             let _ = AccountKey::decode(&[b]);
             let _ = AccountKey::decode(&[b, 0xc1, 0x80]);
         }
+    }
+
+    fn key(b: u8) -> CompressedKey {
+        let sk = crate::crypto::SecretKey::from_slice(&[b; 32]).unwrap();
+        let pk = secp256k1::PublicKey::from_secret_key(
+            &secp256k1::Secp256k1::new(),
+            &secp256k1::SecretKey::from_slice(&*sk.to_bytes()).unwrap(),
+        );
+        pk.serialize()
+    }
+
+    #[test]
+    fn install_and_update_rules_give_the_reference_errors() {
+        let (a, b) = (key(1), key(2));
+        let ms = |t: u32, ks: Vec<(u32, CompressedKey)>| AccountKey::WeightedMultisig {
+            threshold: t,
+            keys: ks,
+        };
+        let cases: Vec<(AccountKey, Result<(), KeyRuleError>)> = vec![
+            (AccountKey::Nil, Err(KeyRuleError::NilNotInstallable)),
+            (AccountKey::Legacy, Ok(())),
+            (AccountKey::Fail, Ok(())),
+            (AccountKey::Public(a), Ok(())),
+            (ms(1, vec![]), Err(KeyRuleError::LengthZero)),
+            (
+                ms(1, (0..11).map(|i| (1, key(i + 1))).collect()),
+                Err(KeyRuleError::TooManyKeys),
+            ),
+            (ms(1, vec![(0, a)]), Err(KeyRuleError::WeightZero)),
+            (ms(1, vec![(1, a), (1, a)]), Err(KeyRuleError::Duplicated)),
+            (
+                ms(1, vec![(u32::MAX, a), (1, b)]),
+                Err(KeyRuleError::WeightedSumOverflow),
+            ),
+            (
+                ms(3, vec![(1, a), (1, b)]),
+                Err(KeyRuleError::Unsatisfiable),
+            ),
+            (ms(0, vec![(1, a)]), Ok(())),
+            (AccountKey::RoleBased(vec![]), Err(KeyRuleError::LengthZero)),
+            (
+                AccountKey::RoleBased(vec![AccountKey::Legacy; 4]),
+                Err(KeyRuleError::LengthTooLong),
+            ),
+            (
+                AccountKey::RoleBased(vec![AccountKey::RoleBased(vec![AccountKey::Legacy])]),
+                Err(KeyRuleError::Nested),
+            ),
+            (
+                AccountKey::RoleBased(vec![AccountKey::Legacy, AccountKey::Nil]),
+                Err(KeyRuleError::NilNotInstallable),
+            ),
+        ];
+        for (k, want) in cases {
+            assert_eq!(k.check_install(), want, "{k:?}");
+        }
+        assert_eq!(
+            AccountKey::Fail.replaced_by(&AccountKey::Fail),
+            Err(KeyRuleError::FailNotUpdatable)
+        );
+        assert_eq!(
+            AccountKey::Fail.replaced_by(&AccountKey::Public(a)),
+            Ok(AccountKey::Public(a))
+        );
+        // Role-based to role-based: nil keeps the old role, a shorter list keeps the rest.
+        let old = AccountKey::RoleBased(vec![
+            AccountKey::Public(a),
+            AccountKey::Public(a),
+            AccountKey::Legacy,
+        ]);
+        let new = AccountKey::RoleBased(vec![AccountKey::Nil, AccountKey::Public(b)]);
+        assert_eq!(
+            old.replaced_by(&new),
+            Ok(AccountKey::RoleBased(vec![
+                AccountKey::Public(a),
+                AccountKey::Public(b),
+                AccountKey::Legacy
+            ]))
+        );
+    }
+
+    #[test]
+    fn signatures_are_checked_against_the_key_of_the_role() {
+        let (a, b, c) = (key(1), key(2), key(3));
+        let signer = |k: CompressedKey| Signer {
+            address: crate::crypto::Address([k[1]; 20]),
+            key: k,
+        };
+        let from = crate::crypto::Address([9; 20]);
+        let legacy_from = Signer {
+            address: from,
+            key: a,
+        };
+        assert!(AccountKey::Legacy.validates(Role::Transaction, from, &[legacy_from]));
+        assert!(!AccountKey::Legacy.validates(Role::Transaction, from, &[signer(a)]));
+        assert!(AccountKey::Public(a).validates(Role::Transaction, from, &[signer(a)]));
+        assert!(!AccountKey::Public(a).validates(Role::Transaction, from, &[signer(b)]));
+        assert!(!AccountKey::Fail.validates(Role::Transaction, from, &[signer(a)]));
+        let ms = AccountKey::WeightedMultisig {
+            threshold: 2,
+            keys: vec![(1, a), (1, b), (1, c)],
+        };
+        assert!(ms.validates(Role::Transaction, from, &[signer(a), signer(c)]));
+        assert!(
+            !ms.validates(Role::Transaction, from, &[signer(a)]),
+            "under the threshold"
+        );
+        assert!(
+            !ms.validates(Role::Transaction, from, &[signer(a), signer(a)]),
+            "one key twice"
+        );
+        assert_eq!(ms.validation_gas(Role::Transaction, 2), 15_000);
+        let roles = AccountKey::RoleBased(vec![AccountKey::Public(a), AccountKey::Public(b)]);
+        assert!(roles.validates(Role::Transaction, from, &[signer(a)]));
+        assert!(roles.validates(Role::AccountUpdate, from, &[signer(b)]));
+        assert!(!roles.validates(Role::AccountUpdate, from, &[signer(a)]));
+        assert!(
+            roles.validates(Role::FeePayer, from, &[signer(a)]),
+            "no fee-payer role: the first"
+        );
     }
 }

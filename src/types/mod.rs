@@ -4,5 +4,6 @@
 
 pub mod account_key;
 pub mod block;
+pub mod receipt;
 pub mod rlp;
 pub mod transaction;

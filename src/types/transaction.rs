@@ -3,9 +3,9 @@
 //! the raw encoding and its decoder (a pure function of the bytes that never panics), the
 //! transaction hash and the sender transaction hash, and the intrinsic gas.
 
-use super::account_key::{AccountKey, KeyError};
+use super::account_key::{AccountKey, KeyError, Signer};
 use super::rlp::{list, put_bytes, put_u64, put_uint, ListReader, RlpError};
-use crate::crypto::{keccak256, recover_address, Address, SecretKey};
+use crate::crypto::{keccak256, Address, SecretKey};
 
 /// A 256-bit unsigned integer, big-endian (gas price, value).
 pub type U256 = [u8; 32];
@@ -374,9 +374,22 @@ impl Transaction {
         Ok(())
     }
 
-    /// The addresses that signed (one per signature), recovered from the signing hash for the
-    /// chain id the signatures carry. Fails when one does not recover.
+    /// The addresses that signed (one per signature). Fails when one does not recover.
     pub fn signers(&self) -> Result<Vec<Address>, TxError> {
+        Ok(self.recovered()?.into_iter().map(|s| s.address).collect())
+    }
+
+    /// The signers (address and public key, one per signature), recovered from the signing
+    /// hash for the chain id the signatures carry: what an account key is checked against.
+    /// A high S is refused, as the reference's sender recovery does.
+    pub fn recovered(&self) -> Result<Vec<Signer>, TxError> {
+        static SECP: std::sync::LazyLock<secp256k1::Secp256k1<secp256k1::VerifyOnly>> =
+            std::sync::LazyLock::new(secp256k1::Secp256k1::verification_only);
+        const HALF_N: [u8; 32] = [
+            0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xff, 0x5d, 0x57, 0x6e, 0x73, 0x57, 0xa4, 0x50, 0x1d, 0xdf, 0xe9, 0x2f, 0x46,
+            0x68, 0x1b, 0x20, 0xa0,
+        ];
         let sigs = self.signatures();
         let chain_id = sigs.first().map_or(0, Signature::chain_id);
         let hash = match self {
@@ -387,13 +400,30 @@ impl Transaction {
             }
             _ => self.sig_hash(chain_id),
         };
+        let msg = secp256k1::Message::from_digest(hash);
         sigs.iter()
             .map(|s| {
+                if s.s > HALF_N {
+                    return Err(TxError::InvalidSignature);
+                }
                 let mut rs = [0u8; 64];
                 rs[..32].copy_from_slice(&s.r);
                 rs[32..].copy_from_slice(&s.s);
                 let id = s.recovery_id().ok_or(TxError::InvalidSignature)?;
-                recover_address(&hash, &rs, id).map_err(|_| TxError::InvalidSender)
+                let id = secp256k1::ecdsa::RecoveryId::from_i32(i32::from(id))
+                    .map_err(|_| TxError::InvalidSignature)?;
+                let sig = secp256k1::ecdsa::RecoverableSignature::from_compact(&rs, id)
+                    .map_err(|_| TxError::InvalidSignature)?;
+                let pk = SECP
+                    .recover_ecdsa(&msg, &sig)
+                    .map_err(|_| TxError::InvalidSender)?;
+                let xy: [u8; 64] = pk.serialize_uncompressed()[1..]
+                    .try_into()
+                    .expect("64 bytes");
+                Ok(Signer {
+                    address: Address::from_public_xy(&xy),
+                    key: pk.serialize(),
+                })
             })
             .collect()
     }
