@@ -1920,7 +1920,6 @@ fn help_marks_the_flags_without_effect() {
     }
     for flag in [
         "--port <PORT>",
-        "--chainid <N>",
         "--nodekey <FILE>",
         "--dev.period <SECONDS>",
         "--state.trie-cache-limit <MB>",

@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::error::Error;
 use super::error::{AccountError, Result};
-use super::method::{p, Method, Namespace, ParamKind as K, Subscription};
+use super::method::{opt, p, Method, Namespace, ParamKind as K, Subscription};
 use super::HexOut;
+use crate::chain::state::{quantity, Account};
+use crate::chain::Chain;
 use crate::crypto::{self, Address};
 use crate::events::{Bus, Event, Gone, Kinds, NewHead, Subscriber};
 use crate::keystore::{unlock::Unlocked, Error as KsError, Keystore};
@@ -28,6 +31,8 @@ pub struct ChainApi {
     keystore: Arc<Keystore>,
     unlocked: Arc<Unlocked>,
     feeds: Arc<ChainFeeds>,
+    /// `None` on a node started without a chain.
+    chain: Option<Arc<Chain>>,
 }
 
 /// Where notifications of the `chain` subscription kinds come from.
@@ -54,6 +59,31 @@ impl Namespace for ChainApi {
             "Sign a message with an unlocked account",
             Self::sign
         ),
+        method!(
+            "chain_blockNumber",
+            [],
+            "The number of the head block",
+            Self::block_number
+        ),
+        method!("chain_chainID", [], "The chain id", Self::chain_id),
+        method!(
+            "chain_gasPrice",
+            [],
+            "The gas price every transaction must carry (the unit price)",
+            Self::gas_price
+        ),
+        method!(
+            "chain_getBalance",
+            [p("address", K::Address), opt("block", K::String)],
+            "The balance of an account at a block (latest by default)",
+            Self::get_balance
+        ),
+        method!(
+            "chain_getTransactionCount",
+            [p("address", K::Address), opt("block", K::String)],
+            "The nonce of an account at a block (latest by default)",
+            Self::get_transaction_count
+        ),
     ];
     const SUBSCRIPTIONS: &'static [Subscription<Self>] = &[
         Subscription {
@@ -74,12 +104,50 @@ impl ChainApi {
         keystore: Arc<Keystore>,
         unlocked: Arc<Unlocked>,
         feeds: Arc<ChainFeeds>,
+        chain: Option<Arc<Chain>>,
     ) -> ChainApi {
         ChainApi {
             keystore,
             unlocked,
             feeds,
+            chain,
         }
+    }
+
+    fn chain(&self) -> Result<&Chain> {
+        self.chain.as_deref().ok_or(Error::NoChain)
+    }
+
+    /// `chain_blockNumber`: the head block's number, as a quantity.
+    fn block_number(&self, _: &Call, _: &Params) -> Result<String> {
+        Ok(format!("0x{:x}", self.chain()?.head_number()))
+    }
+
+    /// `chain_chainID`: the chain id, as a quantity.
+    fn chain_id(&self, _: &Call, _: &Params) -> Result<String> {
+        Ok(format!("0x{:x}", self.chain()?.chain_id()))
+    }
+
+    /// `chain_gasPrice`: the unit price, as a quantity.
+    fn gas_price(&self, _: &Call, _: &Params) -> Result<String> {
+        Ok(format!("0x{:x}", self.chain()?.unit_price()))
+    }
+
+    /// The account of params `[address, block?]`; `null` for a block the chain does not have.
+    fn account_at(&self, p: &Params) -> Result<Option<Account>> {
+        let address: Address = p.required(0)?;
+        let block = block_number(p, 1)?;
+        Ok(self.chain()?.account(&address, block)?)
+    }
+
+    /// `chain_getBalance(address, block?)`: the balance, as a quantity.
+    fn get_balance(&self, _: &Call, p: &Params) -> Result<Option<String>> {
+        Ok(self.account_at(p)?.map(|a| quantity(&a.balance)))
+    }
+
+    /// `chain_getTransactionCount(address, block?)`: the nonce, as a quantity.
+    fn get_transaction_count(&self, _: &Call, p: &Params) -> Result<Option<String>> {
+        Ok(self.account_at(p)?.map(|a| format!("0x{:x}", a.nonce)))
     }
 
     /// `chain_accounts`: the addresses of the keystore, sorted by key-file URL.
@@ -100,6 +168,30 @@ impl ChainApi {
         match self.unlocked.key(address) {
             Some(key) => Ok(HexOut(crypto::sign_message(&key, &message.0).to_vec())),
             None => Err(AccountError::Locked.into()),
+        }
+    }
+}
+
+/// A block parameter: `latest`, `pending` (absent: latest) give `None`, `earliest` block 0,
+/// a quantity that block. Anything else is an invalid argument.
+fn block_number(p: &Params, i: usize) -> Result<Option<u64>> {
+    let Some(tag) = p.optional::<String>(i)? else {
+        return Ok(None);
+    };
+    let bad = || {
+        Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
+            "invalid argument {i}: a block is latest, earliest, pending or a 0x quantity, not {tag:?}"
+        )))
+    };
+    match tag.as_str() {
+        "latest" | "pending" => Ok(None),
+        "earliest" => Ok(Some(0)),
+        t => {
+            let hex = t.strip_prefix("0x").ok_or_else(bad)?;
+            if hex.is_empty() || hex.len() > 16 || (hex.len() > 1 && hex.starts_with('0')) {
+                return Err(bad());
+            }
+            u64::from_str_radix(hex, 16).map(Some).map_err(|_| bad())
         }
     }
 }

@@ -23,6 +23,11 @@ pub enum Error {
     Account(#[from] AccountError),
     #[error(transparent)]
     Admin(#[from] AdminError),
+    #[error(transparent)]
+    Chain(#[from] crate::chain::ChainError),
+    /// A chain method on a node started without a chain.
+    #[error("this node has no chain: start it with --dev")]
+    NoChain,
 }
 
 impl From<RpcError> for Error {

@@ -84,6 +84,7 @@ mod tests {
                 ks.clone(),
                 unlocked.clone(),
                 Arc::new(ChainFeeds::default()),
+                None,
             )),
             net: Arc::new(net::NetApi::new(1, Arc::new(AtomicBool::new(false)))),
             personal: Arc::new(personal::PersonalApi::new(ks, unlocked, false)),

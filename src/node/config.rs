@@ -128,7 +128,8 @@ pub struct Config {
     /// Network id (answered by net_version)
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub networkid: u64,
-    /// Chain id (accepted for compatibility; no effect until the chain exists)
+    /// Chain id of the --dev chain (signatures carry it; a data directory keeps the chain it
+    /// was first started with)
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub chainid: u64,
     /// Node private key file (accepted for compatibility; no effect until the peer-to-peer

@@ -18,6 +18,9 @@ use crate::api::error::{AdminError, Result as ApiResult};
 use crate::api::net::NetApi;
 use crate::api::personal::PersonalApi;
 use crate::api::{rpc::RpcApi, web3::Web3Api, Apis};
+use crate::chain::genesis::Genesis;
+use crate::chain::Chain;
+use crate::crypto::Address;
 use crate::datadir::{atomic, DataDir, DatadirLock};
 use crate::events::Bus;
 use crate::keystore::unlock::Unlocked;
@@ -42,6 +45,8 @@ pub enum StartError {
     Keystore(#[from] crate::keystore::Error),
     #[error("{0}")]
     Service(String),
+    #[error(transparent)]
+    Chain(#[from] crate::chain::ChainError),
 }
 
 /// One running endpoint and the `host:port` it was started with.
@@ -333,9 +338,24 @@ impl Node {
             ScryptParams::STANDARD
         };
         let keystore = Arc::new(Keystore::open(&ks_dir)?.with_scrypt(scrypt));
-        if cfg.dev {
-            ensure_dev_account(&layout, &keystore)?;
-        }
+        let chain = if cfg.dev {
+            let developer = ensure_dev_account(&layout, &keystore)?;
+            let mut genesis = Genesis::dev(developer, DEV_BALANCE);
+            genesis.chain_id = cfg.chainid;
+            genesis.network_id = cfg.networkid;
+            let chain = Chain::open(&layout.chaindata(), &genesis)?;
+            log::info(
+                "Chain opened",
+                &[
+                    ("chainid", &chain.chain_id().to_string()),
+                    ("number", &chain.head_number().to_string()),
+                    ("hash", &format!("0x{}", hex::encode(chain.head_hash()))),
+                ],
+            );
+            Some(Arc::new(chain))
+        } else {
+            None
+        };
         let unlocked = Arc::new(Unlocked::new());
         let limit = SubscriptionLimit::default();
         limit.set(i64::from(cfg.wsmaxsubscriptionperconn));
@@ -361,6 +381,7 @@ impl Node {
                 keystore.clone(),
                 unlocked.clone(),
                 feeds.clone(),
+                chain,
             )),
             net: Arc::new(NetApi::new(cfg.networkid, Arc::new(AtomicBool::new(false)))),
             personal: Arc::new(PersonalApi::new(
@@ -443,10 +464,34 @@ impl Node {
 
 /// On a fresh `--dev` data directory, creates the developer account (empty passphrase) and
 /// records its address in `<datadir>/dev-account`; later starts leave the keystore alone.
-fn ensure_dev_account(datadir: &DataDir, keystore: &Keystore) -> Result<(), StartError> {
+/// The developer account's balance in the `--dev` genesis: 10^9 of the coin (10^27 of its
+/// smallest unit).
+const DEV_BALANCE: [u8; 32] = {
+    let mut b = [0u8; 32];
+    // 10^27 = 0x033b2e3c9fd0803ce8000000
+    let v: [u8; 12] = [
+        0x03, 0x3b, 0x2e, 0x3c, 0x9f, 0xd0, 0x80, 0x3c, 0xe8, 0x00, 0x00, 0x00,
+    ];
+    let mut i = 0;
+    while i < 12 {
+        b[20 + i] = v[i];
+        i += 1;
+    }
+    b
+};
+
+/// The developer account of a `--dev` data directory, created (passphrase empty) on the
+/// first `--dev` start and recorded in `<datadir>/dev-account`.
+fn ensure_dev_account(datadir: &DataDir, keystore: &Keystore) -> Result<Address, StartError> {
     let marker = datadir.dev_account();
-    if marker.exists() {
-        return Ok(());
+    if let Ok(text) = std::fs::read_to_string(&marker) {
+        return Address::parse_lenient(text.trim()).ok_or_else(|| {
+            StartError::Service(format!(
+                "{}: not an address: {:?}",
+                marker.display(),
+                text.trim()
+            ))
+        });
     }
     let acct = keystore.new_account("")?;
     // The data directory's LOCK is ours, so no other writer can race us here.
@@ -460,7 +505,7 @@ fn ensure_dev_account(datadir: &DataDir, keystore: &Keystore) -> Result<(), Star
             ("passphrase", "empty"),
         ],
     );
-    Ok(())
+    Ok(acct.address)
 }
 
 /// Raises the soft limit of open descriptors to the hard limit, as Go's runtime does for the
