@@ -834,101 +834,37 @@ fn replace_raw_failures_change_nothing() {
     let newpw = e.pwfile("newpw", "x\n");
     let missing = e.root.join("no-such-file");
     let missing = missing.to_str().unwrap();
+    let wk_unknown = format!("{KEY_A}0x00{ADDR_DB2}");
+    let wk_type = format!("{KEY_F}0x010x{}", &ADDR_A[2..]);
+    let no_file =
+        format!("cannot read password file {missing}: No such file or directory (os error 2)");
+    // (what, old password file, new password file, key data, exit code, message); `None`
+    // leaves the flag out.
+    let cases: [(&str, Option<&str>, Option<&str>, &str, i32, &str); 9] = [
+        ("wrong old passphrase", Some(&wrong), Some(&newpw), KEY_A, 1, WRONG_PASS),
+        ("unknown address, plain key", Some(e.pw()), Some(&newpw), KEY_F, 1, "no key for given address or file"),
+        ("unknown address, wallet key", Some(e.pw()), Some(&newpw), &wk_unknown, 1, "no key for given address or file"),
+        ("short key", Some(e.pw()), Some(&newpw), &KEY_A[..62], 2, "invalid length, need 256 bits"),
+        ("wallet key type 01", Some(e.pw()), Some(&newpw), &wk_type, 2, "Chain wallet key type must be 00."),
+        ("missing old password file", Some(missing), Some(&newpw), KEY_A, 2, &no_file),
+        ("missing new password file", Some(e.pw()), Some(missing), KEY_A, 2, &no_file),
+        ("no password files, no terminal", None, None, KEY_A, 2, "a passphrase is needed: give --old-password-file FILE, or run on a terminal to be prompted"),
+        ("no new password file, no terminal", Some(e.pw()), None, KEY_A, 2, "a passphrase is needed: give --new-password-file FILE, or run on a terminal to be prompted"),
+    ];
     unchanged(&e.ks, || {
-        // Wrong old passphrase.
-        let r = e.run(&[
-            "replace-raw",
-            "--light",
-            "--old-password-file",
-            &wrong,
-            "--new-password-file",
-            &newpw,
-            KEY_A,
-        ]);
-        fails(&r, 1, WRONG_PASS);
-        // An address the keystore does not hold: plain key and wallet-key form.
-        let r = e.run(&[
-            "replace-raw",
-            "--light",
-            "--old-password-file",
-            e.pw(),
-            "--new-password-file",
-            &newpw,
-            KEY_F,
-        ]);
-        fails(&r, 1, "no key for given address or file");
-        let wk = format!("{KEY_A}0x00{ADDR_DB2}");
-        let r = e.run(&[
-            "replace-raw",
-            "--light",
-            "--old-password-file",
-            e.pw(),
-            "--new-password-file",
-            &newpw,
-            &wk,
-        ]);
-        fails(&r, 1, "no key for given address or file");
-        // Malformed key data.
-        let r = e.run(&[
-            "replace-raw",
-            "--light",
-            "--old-password-file",
-            e.pw(),
-            "--new-password-file",
-            &newpw,
-            &KEY_A[..62],
-        ]);
-        fails(&r, 2, "invalid length, need 256 bits");
-        let r = e.run(&[
-            "replace-raw",
-            "--light",
-            "--old-password-file",
-            e.pw(),
-            "--new-password-file",
-            &newpw,
-            &format!("{KEY_F}0x010x{}", &ADDR_A[2..]),
-        ]);
-        fails(&r, 2, "Chain wallet key type must be 00.");
-        // Missing password files.
-        let r = e.run(&[
-            "replace-raw",
-            "--light",
-            "--old-password-file",
-            missing,
-            "--new-password-file",
-            &newpw,
-            KEY_A,
-        ]);
-        fails(
-            &r,
-            2,
-            &format!("cannot read password file {missing}: No such file or directory (os error 2)"),
-        );
-        let r = e.run(&[
-            "replace-raw",
-            "--light",
-            "--old-password-file",
-            e.pw(),
-            "--new-password-file",
-            missing,
-            KEY_A,
-        ]);
-        fails(
-            &r,
-            2,
-            &format!("cannot read password file {missing}: No such file or directory (os error 2)"),
-        );
-        // No password files and no terminal.
-        let r = e.run(&["replace-raw", "--light", KEY_A]);
-        fails(&r, 2, "a passphrase is needed: give --old-password-file FILE, or run on a terminal to be prompted");
-        let r = e.run(&[
-            "replace-raw",
-            "--light",
-            "--old-password-file",
-            e.pw(),
-            KEY_A,
-        ]);
-        fails(&r, 2, "a passphrase is needed: give --new-password-file FILE, or run on a terminal to be prompted");
+        for (what, old, new, key, code, msg) in cases {
+            let mut args = vec!["replace-raw", "--light"];
+            if let Some(f) = old {
+                args.extend(["--old-password-file", f]);
+            }
+            if let Some(f) = new {
+                args.extend(["--new-password-file", f]);
+            }
+            args.push(key);
+            let r = e.run(&args);
+            assert_eq!(r.stderr, format!("error: {msg}\n"), "{what}: {r:?}");
+            assert_eq!((r.code, r.stdout.as_str()), (code, ""), "{what}: {r:?}");
+        }
     });
     assert_eq!(ok(&e.sign(ADDR_A, e.pw(), HELLO_HEX)), SIG_HELLO_A);
 }
