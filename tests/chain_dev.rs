@@ -98,3 +98,148 @@ fn a_node_without_a_chain_says_so() {
         )
     );
 }
+
+use chain_node::crypto::{Address, SecretKey};
+use chain_node::types::transaction::{Transaction, ValueTransfer};
+
+/// The developer account's key, decrypted from its key file (passphrase empty).
+fn dev_key(n: &Node, dev: &str) -> SecretKey {
+    let address = Address::parse_lenient(dev).unwrap();
+    let file = common::key_files(&n.keystore()).pop().unwrap();
+    chain_node::keystore::load_key_file(&file, address, "").unwrap()
+}
+
+fn quantity(v: u128) -> [u8; 32] {
+    let mut b = [0u8; 32];
+    b[16..].copy_from_slice(&v.to_be_bytes());
+    b
+}
+
+fn transfer(
+    key: &SecretKey,
+    nonce: u64,
+    to: Address,
+    value: u128,
+    price: u128,
+    chain_id: u64,
+) -> String {
+    let mut tx = Transaction::ValueTransfer(ValueTransfer {
+        nonce,
+        gas_price: quantity(price),
+        gas: 21_000,
+        to,
+        value: quantity(value),
+        from: key.address(),
+        signatures: Vec::new(),
+    });
+    tx.sign(key, chain_id);
+    format!("0x{}", hex::encode(tx.encode()))
+}
+
+fn wait_for_block(call: &dyn Fn(&str, Value) -> Value, number: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while ok(call("chain_blockNumber", json!([]))) != json!(number) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "block {number} was not sealed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A value transfer signed here and sent raw is sealed into block 1: balances and the nonce
+/// move; every refused transaction leaves the state and the pool as they were.
+#[test]
+fn a_raw_value_transfer_is_sealed() {
+    let n = Node::start(&["--dev", "--rpc", "--rpcapi", "chain"]);
+    let url = n.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&url, m, p);
+    let dev = dev_account(&n);
+    let key = dev_key(&n, &dev);
+    let to = Address([0x35; 20]);
+    let price = 25_000_000_000u128;
+    let one = 1_000_000_000_000_000_000u128;
+
+    // Refusals first: nothing changes.
+    let stranger = SecretKey::from_slice(&[0x46; 32]).unwrap();
+    let refusals = [
+        (transfer(&key, 0, to, one, price, 1001), "invalid chain id"),
+        (
+            transfer(&key, 0, to, one, price + 1, 1000),
+            "invalid unit price",
+        ),
+        (
+            transfer(&key, 1, to, one, price, 1000),
+            "nonce too high: the next nonce of the sender is 0",
+        ),
+        (
+            transfer(&stranger, 0, to, one, price, 1000),
+            "insufficient funds of the sender for value ",
+        ),
+        (
+            transfer(
+                &key,
+                0,
+                Address(
+                    [0; 19]
+                        .iter()
+                        .copied()
+                        .chain([1])
+                        .collect::<Vec<_>>()
+                        .try_into()
+                        .unwrap(),
+                ),
+                one,
+                price,
+                1000,
+            ),
+            "the address is reserved for pre-compiled contracts",
+        ),
+    ];
+    for (raw, want) in &refusals {
+        let e = err(call("chain_sendRawTransaction", json!([raw])));
+        assert_eq!(e, (-32000, want.to_string()), "{want}");
+    }
+    let (code, msg) = err(call("chain_sendRawTransaction", json!(["0x08c0"])));
+    assert_eq!(code, -32000);
+    assert!(msg.starts_with("rlp: "), "{msg}");
+    assert_eq!(
+        ok(call("chain_getTransactionCount", json!([dev, "pending"]))),
+        json!("0x0")
+    );
+    assert_eq!(ok(call("chain_blockNumber", json!([]))), json!("0x0"));
+
+    let raw = transfer(&key, 0, to, one, price, 1000);
+    let hash = ok(call("chain_sendRawTransaction", json!([raw])));
+    assert_eq!(hash.as_str().unwrap().len(), 66);
+    wait_for_block(&call, "0x1");
+    assert_eq!(
+        ok(call("chain_getTransactionCount", json!([dev]))),
+        json!("0x1")
+    );
+    assert_eq!(
+        ok(call(
+            "chain_getBalance",
+            json!(["0x3535353535353535353535353535353535353535"])
+        )),
+        json!("0xde0b6b3a7640000")
+    );
+    // The developer account is also the validator: the fee comes back to it.
+    assert_eq!(
+        ok(call("chain_getBalance", json!([dev]))),
+        json!(format!(
+            "0x{:x}",
+            1_000_000_000_000_000_000_000_000_000u128 - one
+        ))
+    );
+    // The genesis state is still readable.
+    assert_eq!(
+        ok(call("chain_getBalance", json!([dev, "0x0"]))),
+        json!("0x33b2e3c9fd0803ce8000000")
+    );
+    // The same transaction again: its nonce is used.
+    assert_eq!(
+        err(call("chain_sendRawTransaction", json!([raw]))),
+        (-32000, "nonce too low".to_string())
+    );
+}

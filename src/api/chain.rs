@@ -79,6 +79,12 @@ impl Namespace for ChainApi {
             Self::get_balance
         ),
         method!(
+            "chain_sendRawTransaction",
+            [p("tx", K::Bytes)],
+            "Submit a signed raw transaction to the pool; its hash",
+            Self::send_raw_transaction
+        ),
+        method!(
             "chain_getTransactionCount",
             [p("address", K::Address), opt("block", K::String)],
             "The nonce of an account at a block (latest by default)",
@@ -145,9 +151,24 @@ impl ChainApi {
         Ok(self.account_at(p)?.map(|a| quantity(&a.balance)))
     }
 
-    /// `chain_getTransactionCount(address, block?)`: the nonce, as a quantity.
+    /// `chain_getTransactionCount(address, block?)`: the nonce, as a quantity; with
+    /// `pending`, counting the sender's transactions in the pool.
     fn get_transaction_count(&self, _: &Call, p: &Params) -> Result<Option<String>> {
+        if p.optional::<String>(1)?.as_deref() == Some("pending") {
+            let address: Address = p.required(0)?;
+            let n = self.chain()?.pending_nonce(&address)?;
+            return Ok(Some(format!("0x{n:x}")));
+        }
         Ok(self.account_at(p)?.map(|a| format!("0x{:x}", a.nonce)))
+    }
+
+    /// `chain_sendRawTransaction(tx)`: decodes the raw bytes, checks the transaction fully
+    /// against the head state and adds it to the pool; its hash.
+    fn send_raw_transaction(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        let raw: HexBytes = p.required(0)?;
+        let chain = self.chain()?;
+        let tx = crate::types::transaction::Transaction::decode(&raw.0)?;
+        Ok(HexOut(chain.submit(tx)?.to_vec()))
     }
 
     /// `chain_accounts`: the addresses of the keystore, sorted by key-file URL.

@@ -25,6 +25,10 @@ pub enum Error {
     Admin(#[from] AdminError),
     #[error(transparent)]
     Chain(#[from] crate::chain::ChainError),
+    #[error(transparent)]
+    Submit(#[from] crate::chain::SubmitError),
+    #[error(transparent)]
+    Transaction(#[from] crate::types::transaction::TxError),
     /// A chain method on a node started without a chain.
     #[error("this node has no chain: start it with --dev")]
     NoChain,

@@ -4,17 +4,24 @@
 
 pub mod db;
 pub mod genesis;
+pub mod pool;
 pub mod state;
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::crypto::Address;
+use crate::crypto::{keccak256, Address, SecretKey};
+use crate::events::{Bus, Event, NewHead};
+use crate::service::{Service, Worker};
 use crate::trie::{NodeStore, EMPTY_ROOT};
+use crate::types::block::{encode_tx_list, DeriveSha};
 use crate::types::block::{BftExtra, Header};
+use crate::types::receipt::{Receipt, STATUS_SUCCESS};
 use crate::types::rlp::list;
+use crate::types::transaction::Transaction;
 use db::{BlockWrite, ChainDb, Hash};
 use genesis::Genesis;
+use pool::{Pool, PoolError};
 use state::{Account, State, StateError};
 
 /// The block score of a genesis header (reference 10.1).
@@ -54,6 +61,19 @@ pub struct Chain {
     db: ChainDb,
     genesis: Genesis,
     head: Mutex<Head>,
+    /// Held while a block is sealed, so that no transaction is checked against a head that
+    /// is about to change.
+    pool: Mutex<Pool>,
+    bus: OnceLock<Arc<Bus>>,
+}
+
+/// Why a submitted transaction was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    #[error(transparent)]
+    Chain(#[from] ChainError),
 }
 
 impl std::fmt::Debug for Chain {
@@ -151,7 +171,169 @@ impl Chain {
                 hash: head_hash,
                 header: head_header,
             }),
+            pool: Mutex::new(Pool::default()),
+            bus: OnceLock::new(),
         })
+    }
+
+    /// Where new heads and pending transactions are published from now on.
+    pub fn publish_to(&self, bus: Arc<Bus>) {
+        let _ = self.bus.set(bus);
+    }
+
+    fn publish(&self, e: Event) {
+        if let Some(bus) = self.bus.get() {
+            bus.publish(e);
+        }
+    }
+
+    fn pool(&self) -> std::sync::MutexGuard<'_, Pool> {
+        self.pool.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Checks `tx` against the head state and adds it to the pool; its hash.
+    pub fn submit(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
+        let root = self.head().header.state_root;
+        let nodes = DbNodes(&self.db);
+        let state = State::at(&nodes, root);
+        let hash = self
+            .pool()
+            .add(tx, self.chain_id(), self.unit_price(), |a| {
+                state.account(a).map_err(|e| e.to_string())
+            })?;
+        self.publish(Event::PendingTransaction(hash));
+        Ok(hash)
+    }
+
+    /// The next nonce of `address`, counting its pending transactions.
+    pub fn pending_nonce(&self, address: &Address) -> Result<u64, ChainError> {
+        let pool = self.pool();
+        let nonce = self.account(address, None)?.map_or(0, |a| a.nonce);
+        Ok(pool.next_nonce(address, nonce))
+    }
+
+    /// Seals the pending transactions into a block signed by `validator` and makes it the
+    /// head. `None` when nothing is pending.
+    pub fn seal(&self, validator: &SecretKey) -> Result<Option<[u8; 32]>, ChainError> {
+        let mut pool = self.pool();
+        if pool.is_empty() {
+            return Ok(None);
+        }
+        let parent = self.head();
+        let nodes = DbNodes(&self.db);
+        let mut state = State::at(&nodes, parent.header.state_root);
+        let taken = pool.take();
+        let rewardbase = validator.address();
+        let mut receipts = Vec::with_capacity(taken.len());
+        let mut gas_total = 0u64;
+        let mut fees = [0u8; 32];
+        for p in &taken {
+            let (price, value, to, new_key) = match &p.tx {
+                Transaction::Legacy(t) => (t.gas_price, t.value, t.to, None),
+                Transaction::ValueTransfer(t) => (t.gas_price, t.value, Some(t.to), None),
+                Transaction::AccountUpdate(t) => (t.gas_price, [0; 32], None, Some(&t.key)),
+            };
+            let fee = state::mul_u64(&price, p.gas_used)
+                .ok_or_else(|| ChainError::Corrupt("fee overflow".into()))?;
+            let mut sender = state.account(&p.sender)?;
+            // The pool checked the nonce and the balance against this very state.
+            let cost = state::add(&fee, &value)
+                .ok_or_else(|| ChainError::Corrupt("cost overflow".into()))?;
+            sender.balance = state::sub(&sender.balance, &cost)
+                .ok_or_else(|| ChainError::Corrupt("a pooled transaction overdraws".into()))?;
+            sender.nonce += 1;
+            if let Some(k) = new_key {
+                sender.key = sender.key.replaced_by(k).unwrap_or(sender.key.clone());
+            }
+            state.set(&p.sender, &sender)?;
+            if let Some(to) = to {
+                let mut r = state.account(&to)?;
+                r.balance = state::add(&r.balance, &value)
+                    .ok_or_else(|| ChainError::Corrupt("balance overflow".into()))?;
+                state.set(&to, &r)?;
+            }
+            fees = state::add(&fees, &fee).unwrap_or(fees);
+            gas_total += p.gas_used;
+            receipts.push(Receipt {
+                status: STATUS_SUCCESS,
+                gas_used: p.gas_used,
+                logs: Vec::new(),
+            });
+        }
+        let mut reward = state.account(&rewardbase)?;
+        reward.balance = state::add(&reward.balance, &fees).unwrap_or(reward.balance);
+        state.set(&rewardbase, &reward)?;
+        let (state_root, nodes_new) = state.commit();
+        drop(state);
+        let txs: Vec<Transaction> = taken.iter().map(|p| p.tx.clone()).collect();
+        let tx_encodings: Vec<Vec<u8>> = txs.iter().map(Transaction::encode).collect();
+        let receipt_encodings: Vec<Vec<u8>> = receipts.iter().map(Receipt::encode).collect();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let mut block_score = [0u8; 32];
+        block_score[31] = 1;
+        let mut header = Header {
+            parent_hash: parent.hash,
+            rewardbase,
+            state_root,
+            transactions_root: DeriveSha::Original.root(&tx_encodings),
+            receipts_root: DeriveSha::Original.root(&receipt_encodings),
+            bloom: Box::new([0; 256]),
+            block_score,
+            number: parent.header.number + 1,
+            gas_used: gas_total,
+            time: now.as_secs().max(parent.header.time),
+            time_fos: (now.subsec_millis() / 10) as u8,
+            extra: Vec::new(),
+            governance: Vec::new(),
+            vote: Vec::new(),
+            base_fee: None,
+            random_reveal: None,
+            mix_hash: None,
+        };
+        let mut extra = BftExtra {
+            vanity: [0; 31],
+            round: 0,
+            validators: vec![rewardbase],
+            seal: Vec::new(),
+            committed_seals: Vec::new(),
+        };
+        header.extra = extra.encode();
+        let seal_hash = header.seal_hash().expect("BFT extra data was just written");
+        extra.seal = validator.sign_hash(&seal_hash).to_vec();
+        header.extra = extra.encode();
+        let hash = header.hash();
+        let mut commit_msg = hash.to_vec();
+        commit_msg.push(0x02);
+        extra
+            .committed_seals
+            .push(validator.sign_hash(&keccak256(&commit_msg)).to_vec());
+        header.extra = extra.encode();
+        let tx_hashes: Vec<[u8; 32]> = taken.iter().map(|p| p.hash).collect();
+        let mut receipts_rlp = Vec::new();
+        for r in &receipt_encodings {
+            receipts_rlp.extend_from_slice(r);
+        }
+        self.db.commit_block(&BlockWrite {
+            number: header.number,
+            hash: &hash,
+            header: &header.encode(),
+            body: &list(&encode_tx_list(&txs)),
+            receipts: &list(&receipts_rlp),
+            tx_hashes: &tx_hashes,
+            trie_nodes: &nodes_new,
+        })?;
+        let head = NewHead {
+            number: header.number,
+            hash,
+            parent_hash: header.parent_hash,
+            timestamp: header.time,
+        };
+        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = Head { hash, header };
+        drop(pool);
+        self.publish(Event::NewHead(Arc::new(head)));
+        Ok(Some(hash))
     }
 
     fn head(&self) -> Head {
@@ -217,6 +399,60 @@ impl Chain {
         };
         let nodes = DbNodes(&self.db);
         Ok(Some(State::at(&nodes, root).account(address)?))
+    }
+}
+
+/// How often the sealer looks at the pool.
+const SEAL_TICK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The `--dev` sealer (`sealer` thread): seals a block as soon as transactions are pending.
+pub struct Sealer {
+    chain: Arc<Chain>,
+    key: Option<SecretKey>,
+    worker: Option<Worker>,
+}
+
+impl Sealer {
+    /// A sealer of `chain` signing with `key` (the validator's).
+    pub fn new(chain: Arc<Chain>, key: SecretKey) -> Sealer {
+        Sealer {
+            chain,
+            key: Some(key),
+            worker: None,
+        }
+    }
+}
+
+impl Service for Sealer {
+    fn name(&self) -> &'static str {
+        "sealer"
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let chain = self.chain.clone();
+        let key = self.key.take().ok_or("the sealer was started twice")?;
+        self.worker = Some(Worker::periodic(
+            "sealer",
+            SEAL_TICK,
+            move || match chain.seal(&key) {
+                Ok(Some(hash)) => crate::log::info(
+                    "Sealed a block",
+                    &[
+                        ("number", &chain.head_number().to_string()),
+                        ("hash", &format!("0x{}", hex::encode(hash))),
+                    ],
+                ),
+                Ok(None) => {}
+                Err(e) => crate::log::error("Sealing failed", &[("err", &e.to_string())]),
+            },
+        )?);
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut w) = self.worker.take() {
+            w.stop();
+        }
     }
 }
 

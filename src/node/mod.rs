@@ -338,8 +338,11 @@ impl Node {
             ScryptParams::STANDARD
         };
         let keystore = Arc::new(Keystore::open(&ks_dir)?.with_scrypt(scrypt));
+        let mut sealer = None;
         let chain = if cfg.dev {
             let developer = ensure_dev_account(&layout, &keystore)?;
+            // The developer account is the validator: its key (passphrase empty) seals.
+            let validator = keystore.load_key(developer, "")?;
             let mut genesis = Genesis::dev(developer, DEV_BALANCE);
             genesis.chain_id = cfg.chainid;
             genesis.network_id = cfg.networkid;
@@ -352,7 +355,9 @@ impl Node {
                     ("hash", &format!("0x{}", hex::encode(chain.head_hash()))),
                 ],
             );
-            Some(Arc::new(chain))
+            let chain = Arc::new(chain);
+            sealer = Some(crate::chain::Sealer::new(chain.clone(), validator));
+            Some(chain)
         } else {
             None
         };
@@ -370,6 +375,9 @@ impl Node {
             },
         ));
         let bus = Bus::new();
+        if let Some(c) = &chain {
+            c.publish_to(bus.clone());
+        }
         let feeds = Arc::new(ChainFeeds::default());
         let apis = Apis {
             admin: Arc::new(AdminApi::new(
@@ -431,12 +439,15 @@ impl Node {
             services: Mutex::new(Services::default()),
             _lock: datadir_lock,
         };
-        let plan: Vec<Box<dyn Service>> = vec![
+        let mut plan: Vec<Box<dyn Service>> = vec![
             Box::new(crate::keystore::unlock::ExpiryService::new(unlocked)),
             Box::new(crate::keystore::WatchService::new(keystore)),
             Box::new(NotificationPump::new(bus, feeds)),
-            Box::new(endpoint_service),
         ];
+        if let Some(s) = sealer {
+            plan.push(Box::new(s));
+        }
+        plan.push(Box::new(endpoint_service));
         for s in plan {
             let started = lock(&node.services).start(s);
             if let Err(e) = started {
