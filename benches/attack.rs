@@ -200,7 +200,19 @@ fn slowloris(time: Duration) {
         time.as_secs(),
         time.as_secs()
     );
-    let n = Node::start(&["--dev", "--rpc", "--ws"]);
+    let n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--ws",
+        "--wsaddr",
+        "127.0.0.1",
+        "--wsport",
+        "0",
+    ]);
     let pid = n.child.id();
     let http = n
         .http
@@ -373,7 +385,19 @@ fn idle_ipc() {
 }
 
 fn shutdown() {
-    let mut n = Node::start(&["--dev", "--rpc", "--ws"]);
+    let mut n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--ws",
+        "--wsaddr",
+        "127.0.0.1",
+        "--wsport",
+        "0",
+    ]);
     let http = n
         .http
         .clone()

@@ -27,7 +27,16 @@ fn chain_opened_hash(n: &Node) -> String {
 
 #[test]
 fn the_dev_chain_starts_at_a_funded_genesis() {
-    let n = Node::start(&["--dev", "--rpc", "--rpcapi", "chain"]);
+    let n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "chain",
+    ]);
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
     let dev = dev_account(&n);
@@ -88,7 +97,15 @@ fn a_data_directory_keeps_its_chain() {
 
 #[test]
 fn a_node_without_a_chain_says_so() {
-    let n = Node::start(&["--rpc", "--rpcapi", "chain"]);
+    let n = Node::start(&[
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "chain",
+    ]);
     let reply = http_call(n.http.as_ref().unwrap(), "chain_blockNumber", json!([]));
     assert_eq!(
         err(reply),
@@ -151,7 +168,16 @@ fn wait_for_block(call: &dyn Fn(&str, Value) -> Value, number: &str) {
 /// move; every refused transaction leaves the state and the pool as they were.
 #[test]
 fn a_raw_value_transfer_is_sealed() {
-    let n = Node::start(&["--dev", "--rpc", "--rpcapi", "chain"]);
+    let n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "chain",
+    ]);
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
     let dev = dev_account(&n);
@@ -241,5 +267,103 @@ fn a_raw_value_transfer_is_sealed() {
     assert_eq!(
         err(call("chain_sendRawTransaction", json!([raw]))),
         (-32000, "nonce too low".to_string())
+    );
+}
+
+/// `personal_sendValueTransfer` signs with the key file and submits: concurrent sends from one
+/// account get consecutive nonces (the nonce lock), all are sealed, the balance is exact; each
+/// bad call is refused before anything is signed or changed.
+#[test]
+fn personal_send_value_transfer() {
+    let n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "chain,personal",
+    ]);
+    let url = n.http.clone().unwrap();
+    let dev = dev_account(&n);
+    let to = "0x7777777777777777777777777777777777777777";
+    let send = |args: Value, pass: &str| {
+        http_call(&url, "personal_sendValueTransfer", json!([args, pass]))
+    };
+    let refusals = [
+        (json!({"from": dev, "to": to}), ""),
+        (json!({"from": dev, "value": "0x1"}), ""),
+    ];
+    for (args, pass) in refusals {
+        assert_eq!(
+            err(send(args.clone(), pass)),
+            (
+                -32000,
+                "tx fields should be filled with valid values".to_string()
+            ),
+            "{args}"
+        );
+    }
+    assert_eq!(
+        err(send(
+            json!({"from": dev, "to": to, "value": "0x1"}),
+            "wrong"
+        )),
+        (
+            -32000,
+            "could not decrypt key with given passphrase".to_string()
+        )
+    );
+    assert_eq!(
+        err(send(
+            json!({"from": "0x0000000000000000000000000000000000000009", "to": to, "value": "0x1"}),
+            ""
+        )),
+        (-32000, "unknown account".to_string())
+    );
+    let (code, _) = err(send(json!({"from": dev, "to": to, "value": "12"}), ""));
+    assert_eq!(code, -32602);
+    assert_eq!(
+        ok(http_call(
+            &url,
+            "chain_getTransactionCount",
+            json!([dev, "pending"])
+        )),
+        json!("0x0")
+    );
+
+    // 8 clients x 5 sends, concurrently.
+    let hashes: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..5)
+                        .map(|_| {
+                            let r = send(json!({"from": dev, "to": to, "value": "0x3e8"}), "");
+                            ok(r).as_str().unwrap().to_string()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let distinct: std::collections::HashSet<&String> = hashes.iter().collect();
+    assert_eq!(distinct.len(), 40, "distinct hashes");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while ok(http_call(&url, "chain_getTransactionCount", json!([dev]))) != json!("0x28") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not all 40 were sealed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        ok(http_call(&url, "chain_getBalance", json!([to]))),
+        json!(format!("0x{:x}", 40 * 1000))
     );
 }

@@ -113,7 +113,21 @@ fn secrets_are_wiped_after(n: &Node, transport: &str, mut call: impl FnMut(&str,
 #[test]
 fn no_secret_is_left_in_memory_after_calls() {
     let n = Node::start(&[
-        "--dev", "--rpc", "--rpcapi", "personal", "--ws", "--wsapi", "personal",
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "personal",
+        "--ws",
+        "--wsaddr",
+        "127.0.0.1",
+        "--wsport",
+        "0",
+        "--wsapi",
+        "personal",
     ]);
     let mut c = Ipc::connect(n.ipc.as_ref().unwrap());
     secrets_are_wiped_after(&n, "IPC", move |m, p| c.call(m, p));
@@ -280,7 +294,19 @@ fn subscriptions_are_freed_on_unsubscribe_and_disconnect() {
 #[test]
 fn slow_clients_do_not_stop_http_or_websocket() {
     raise_fd_limit();
-    let n = Node::start(&["--dev", "--rpc", "--ws"]);
+    let n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--ws",
+        "--wsaddr",
+        "127.0.0.1",
+        "--wsport",
+        "0",
+    ]);
     let http = n.http.clone().unwrap();
     let ws = n.ws.clone().unwrap();
     let http_addr = http.trim_start_matches("http://").to_string();

@@ -72,6 +72,9 @@ pub enum AccountError {
     /// A malformed derivation path, with the reference's text.
     #[error("{0}")]
     DerivationPath(String),
+    /// A send method's arguments lack a member the transaction needs (`to`, `value`).
+    #[error("tx fields should be filled with valid values")]
+    TxFields,
 }
 
 /// Failures of node-control methods.

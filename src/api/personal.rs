@@ -9,6 +9,7 @@ use zeroize::Zeroizing;
 use super::error::{AccountError, Result};
 use super::method::{opt, p, Method, Namespace, ParamKind as K};
 use super::HexOut;
+use crate::chain::Chain;
 use crate::crypto::{self, Address};
 use crate::keystore::{self, keydata, unlock::Unlocked, Error as KsError, Keystore};
 use crate::method;
@@ -26,6 +27,8 @@ pub struct PersonalApi {
     unlocked: Arc<Unlocked>,
     /// `--allow-insecure-unlock`: permit unlocking through a non-loopback HTTP/WS endpoint.
     allow_insecure_unlock: bool,
+    /// The chain the send methods submit to; `None` on a node without one.
+    chain: Option<Arc<Chain>>,
 }
 
 /// An element of `personal_listWallets`.
@@ -106,6 +109,12 @@ impl Namespace for PersonalApi {
             Self::replace_raw_key
         ),
         method!(
+            "personal_sendValueTransfer",
+            [p("args", K::Object), p("passphrase", K::Passphrase)],
+            "Sign a value transfer with a key file and submit it; its hash",
+            Self::send_value_transfer
+        ),
+        method!(
             "personal_sign",
             [p("message", K::Bytes), p("account", K::Address), p("password", K::Passphrase)],
             "Sign a message with a key file",
@@ -118,6 +127,45 @@ impl Namespace for PersonalApi {
             Self::unlock_account
         ),
     ];
+}
+
+/// The arguments of `personal_sendValueTransfer` (quantities as 0x-hex strings).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ValueTransferArgs {
+    from: String,
+    to: Option<String>,
+    value: Option<String>,
+    gas: Option<String>,
+    gas_price: Option<String>,
+    nonce: Option<String>,
+}
+
+/// A 0x-hex quantity of at most 256 bits, or the error naming `field`.
+fn quantity_arg(field: &str, v: &str) -> Result<[u8; 32]> {
+    let bad = || {
+        super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
+            "invalid argument 0: {field}: a 0x hex quantity, not {v:?}"
+        )))
+    };
+    let hex = v.strip_prefix("0x").ok_or_else(bad)?;
+    if hex.is_empty() || hex.len() > 64 || (hex.len() > 1 && hex.starts_with('0')) {
+        return Err(bad());
+    }
+    let bytes = hex::decode(format!("{hex:0>64}")).map_err(|_| bad())?;
+    Ok(bytes.try_into().expect("32 bytes"))
+}
+
+fn u64_arg(field: &str, v: &str) -> Result<u64> {
+    let q = quantity_arg(field, v)?;
+    if q[..24].iter().any(|&b| b != 0) {
+        return Err(super::error::Error::Rpc(
+            crate::rpc::RpcError::invalid_params(format!(
+                "invalid argument 0: {field}: more than 64 bits"
+            )),
+        ));
+    }
+    Ok(u64::from_be_bytes(q[24..].try_into().expect("8 bytes")))
 }
 
 /// A parsed derivation path error, with the reference's messages.
@@ -203,6 +251,7 @@ impl PersonalApi {
             keystore,
             unlocked,
             allow_insecure_unlock,
+            chain: None,
         }
     }
 
@@ -324,6 +373,90 @@ impl PersonalApi {
         let duration = duration.filter(|d| std::time::Instant::now().checked_add(*d).is_some());
         pending.finish(key, duration);
         Ok(true)
+    }
+
+    /// The chain the send methods submit to.
+    pub fn with_chain(mut self, chain: Option<Arc<Chain>>) -> PersonalApi {
+        self.chain = chain;
+        self
+    }
+
+    /// `personal_sendValueTransfer({from, to, value, gas?, gasPrice?, nonce?}, passphrase)`:
+    /// decrypts the key of `from` (the account is never left unlocked), fills what is
+    /// omitted (gas: the intrinsic gas; gas price: the unit price; nonce: the next one,
+    /// pool included, under the sender's nonce lock), signs and submits. The hash.
+    fn send_value_transfer(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        use crate::types::transaction::{Transaction, ValueTransfer, TX_GAS};
+        let chain = self.chain.as_deref().ok_or(super::error::Error::NoChain)?;
+        let args: serde_json::Value = p.required(0)?;
+        let args: ValueTransferArgs = serde_json::from_value(args).map_err(|e| {
+            super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
+                "invalid argument 0: {e}"
+            )))
+        })?;
+        let pass = Zeroizing::new(p.required::<String>(1)?);
+        let from = Address::parse_lenient(&args.from).ok_or_else(|| {
+            super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(
+                "invalid argument 0: from: not an address",
+            ))
+        })?;
+        let to = args
+            .to
+            .as_deref()
+            .map(|t| {
+                Address::parse_lenient(t).ok_or_else(|| {
+                    super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(
+                        "invalid argument 0: to: not an address",
+                    ))
+                })
+            })
+            .transpose()?
+            .ok_or(AccountError::TxFields)?;
+        let value = quantity_arg(
+            "value",
+            args.value.as_deref().ok_or(AccountError::TxFields)?,
+        )?;
+        let gas = args.gas.as_deref().map(|g| u64_arg("gas", g)).transpose()?;
+        let gas_price = match args.gas_price.as_deref() {
+            Some(g) => quantity_arg("gasPrice", g)?,
+            None => {
+                let mut b = [0u8; 32];
+                b[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
+                b
+            }
+        };
+        let nonce = args
+            .nonce
+            .as_deref()
+            .map(|n| u64_arg("nonce", n))
+            .transpose()?;
+        // Look the account up before the passphrase is tried.
+        let path = self.keystore.find(from).map_err(|e| match e {
+            KsError::NoKey => KsError::UnknownAccount,
+            other => other,
+        })?;
+        // The sender's nonce lock, only when the nonce is to be filled in.
+        let lock = nonce.is_none().then(|| chain.nonce_lock(&from));
+        let _held = lock
+            .as_ref()
+            .map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
+        let key = keystore::load_key_file(&path, from, &pass)?;
+        let nonce = match nonce {
+            Some(n) => n,
+            None => chain.pending_nonce(&from)?,
+        };
+        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+            nonce,
+            gas_price,
+            gas: gas.unwrap_or(TX_GAS),
+            to,
+            value,
+            from,
+            signatures: Vec::new(),
+        });
+        tx.sign(&key, chain.chain_id());
+        drop(key);
+        Ok(HexOut(chain.submit(tx)?.to_vec()))
     }
 
     /// `personal_sign(message, account, password)`: 65-byte signature, v = 27/28.

@@ -65,6 +65,8 @@ pub struct Chain {
     /// is about to change.
     pool: Mutex<Pool>,
     bus: OnceLock<Arc<Bus>>,
+    /// One lock per sender for the send methods that fill in the nonce (reference 6.4).
+    nonce_locks: Mutex<std::collections::HashMap<Address, Arc<Mutex<()>>>>,
 }
 
 /// Why a submitted transaction was refused.
@@ -173,6 +175,7 @@ impl Chain {
             }),
             pool: Mutex::new(Pool::default()),
             bus: OnceLock::new(),
+            nonce_locks: Mutex::new(std::collections::HashMap::new()),
         })
     }
 
@@ -203,6 +206,15 @@ impl Chain {
             })?;
         self.publish(Event::PendingTransaction(hash));
         Ok(hash)
+    }
+
+    /// The nonce lock of `sender`: held by a send method from before it reads the pending
+    /// nonce until the pool has answered, so that concurrent sends get consecutive nonces.
+    pub fn nonce_lock(&self, sender: &Address) -> Arc<Mutex<()>> {
+        let mut locks = self.nonce_locks.lock().unwrap_or_else(|p| p.into_inner());
+        // Locks nobody holds or waits for are dropped, so the table stays small.
+        locks.retain(|_, l| Arc::strong_count(l) > 1);
+        locks.entry(*sender).or_default().clone()
     }
 
     /// The next nonce of `address`, counting its pending transactions.

@@ -389,14 +389,17 @@ impl Node {
                 keystore.clone(),
                 unlocked.clone(),
                 feeds.clone(),
-                chain,
+                chain.clone(),
             )),
             net: Arc::new(NetApi::new(cfg.networkid, Arc::new(AtomicBool::new(false)))),
-            personal: Arc::new(PersonalApi::new(
-                keystore.clone(),
-                unlocked.clone(),
-                cfg.allow_insecure_unlock,
-            )),
+            personal: Arc::new(
+                PersonalApi::new(
+                    keystore.clone(),
+                    unlocked.clone(),
+                    cfg.allow_insecure_unlock,
+                )
+                .with_chain(chain.clone()),
+            ),
             rpc: Arc::new(RpcApi),
             web3: Arc::new(Web3Api),
         };
