@@ -7,8 +7,21 @@
 //! chaind's memory after WebSocket calls found the passphrase three times. Wiping at the one
 //! place all of them go through catches every such copy. The binaries install it with
 //! `#[global_allocator]`. Cost: one `memset` per freed byte, measured in PERFORMANCE.md.
+//!
+//! The stack is the other place copies hide: [`wipe_stack`] clears what a key derivation or a
+//! method given a secret left below its caller's frame.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+
+/// Overwrites with zeros 64 KiB of the stack below the caller's frame: where a function it
+/// called kept secrets (moved-from copies of a key, a KDF's key block) that no `Drop` reaches.
+#[inline(never)]
+pub fn wipe_stack() {
+    let mut area = [0u8; 64 * 1024];
+    // SAFETY: `area` is a local array of that length.
+    unsafe { wipe(area.as_mut_ptr(), area.len()) };
+    std::hint::black_box(&area);
+}
 
 /// The system allocator, wiping blocks when they are freed or moved by a reallocation.
 pub struct WipingAllocator;

@@ -263,6 +263,76 @@ fn a_raw_value_transfer_is_sealed() {
         ok(call("chain_getBalance", json!([dev, "0x0"]))),
         json!("0x33b2e3c9fd0803ce8000000")
     );
+    // The transaction and its receipt, as reference 11.1 shapes them (keys in order).
+    let tx = call("chain_getTransactionByHash", json!([hash]));
+    let text = tx["result"].to_string();
+    let keys: Vec<&str> = [
+        "blockHash",
+        "blockNumber",
+        "from",
+        "gas",
+        "gasPrice",
+        "hash",
+        "nonce",
+        "senderTxHash",
+        "signatures",
+        "to",
+        "transactionIndex",
+        "type",
+        "typeInt",
+        "value",
+    ]
+    .to_vec();
+    let positions: Vec<usize> = keys
+        .iter()
+        .map(|k| text.find(&format!("\"{k}\"")).unwrap())
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
+    let tx = ok(tx);
+    let block1 = ok(call("chain_getTransactionReceipt", json!([hash])))["blockHash"].clone();
+    assert_eq!(tx["blockHash"], block1);
+    assert_eq!(tx["blockNumber"], json!("0x1"));
+    assert_eq!(tx["from"], json!(dev));
+    assert_eq!(
+        tx["to"],
+        json!("0x3535353535353535353535353535353535353535")
+    );
+    assert_eq!(tx["value"], json!("0xde0b6b3a7640000"));
+    assert_eq!(
+        (tx["gas"].clone(), tx["gasPrice"].clone()),
+        (json!("0x5208"), json!("0x5d21dba00"))
+    );
+    assert_eq!(
+        (tx["hash"].clone(), tx["senderTxHash"].clone()),
+        (hash.clone(), hash.clone())
+    );
+    assert_eq!(
+        (tx["type"].clone(), tx["typeInt"].clone()),
+        (json!("TxTypeValueTransfer"), json!(8))
+    );
+    assert!(tx.get("input").is_none());
+    let v = tx["signatures"][0]["V"].as_str().unwrap();
+    assert!(v == "0x7f3" || v == "0x7f4", "V carries chain id 1000: {v}");
+    let receipt = ok(call("chain_getTransactionReceipt", json!([hash])));
+    assert_eq!(receipt["status"], json!("0x1"));
+    assert_eq!(receipt["gasUsed"], json!("0x5208"));
+    assert_eq!(receipt["transactionHash"], hash);
+    assert_eq!(receipt["logs"], json!([]));
+    assert_eq!(receipt["contractAddress"], Value::Null);
+    let unknown = format!("0x{}", "ab".repeat(32));
+    assert_eq!(
+        ok(call("chain_getTransactionByHash", json!([unknown]))),
+        Value::Null
+    );
+    assert_eq!(
+        ok(call("chain_getTransactionReceipt", json!([unknown]))),
+        Value::Null
+    );
+    assert_eq!(
+        err(call("chain_getTransactionByHash", json!(["0x1234"]))).0,
+        -32602
+    );
+
     // The same transaction again: its nonce is used.
     assert_eq!(
         err(call("chain_sendRawTransaction", json!([raw]))),

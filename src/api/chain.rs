@@ -19,6 +19,7 @@ use crate::keystore::{unlock::Unlocked, Error as KsError, Keystore};
 use crate::method;
 use crate::rpc::{Call, Feed, FeedKind, HexBytes, Params};
 use crate::service::{Service, Worker};
+use crate::types::json::{ReceiptJson, TransactionJson};
 
 /// How stale `chain_sign`'s look at the keystore directory may be: a key file removed by
 /// another process is noticed within this. Looking on every call (a directory `stat`, which
@@ -83,6 +84,18 @@ impl Namespace for ChainApi {
             [p("tx", K::Bytes)],
             "Submit a signed raw transaction to the pool; its hash",
             Self::send_raw_transaction
+        ),
+        method!(
+            "chain_getTransactionByHash",
+            [p("hash", K::Bytes)],
+            "A transaction by hash, sealed or pending (null when unknown)",
+            Self::get_transaction_by_hash
+        ),
+        method!(
+            "chain_getTransactionReceipt",
+            [p("hash", K::Bytes)],
+            "The receipt of a sealed transaction (null when pending or unknown)",
+            Self::get_transaction_receipt
         ),
         method!(
             "chain_getTransactionCount",
@@ -160,6 +173,32 @@ impl ChainApi {
             return Ok(Some(format!("0x{n:x}")));
         }
         Ok(self.account_at(p)?.map(|a| format!("0x{:x}", a.nonce)))
+    }
+
+    fn record(&self, p: &Params) -> Result<Option<crate::chain::TxRecord>> {
+        let hash: HexBytes = p.required(0)?;
+        let hash: [u8; 32] = hash.0.as_slice().try_into().map_err(|_| {
+            Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
+                "invalid argument 0: a transaction hash is 32 bytes, not {}",
+                hash.0.len()
+            )))
+        })?;
+        Ok(self.chain()?.transaction(&hash)?)
+    }
+
+    /// `chain_getTransactionByHash(hash)`: the transaction object of reference 11.1.
+    fn get_transaction_by_hash(&self, _: &Call, p: &Params) -> Result<Option<TransactionJson>> {
+        Ok(self
+            .record(p)?
+            .map(|r| TransactionJson::new(&r.tx, r.sender, r.location)))
+    }
+
+    /// `chain_getTransactionReceipt(hash)`: the receipt object of reference 11.1.
+    fn get_transaction_receipt(&self, _: &Call, p: &Params) -> Result<Option<ReceiptJson>> {
+        Ok(self.record(p)?.and_then(|r| {
+            let (status, gas_used) = r.receipt?;
+            Some(TransactionJson::new(&r.tx, r.sender, r.location).into_receipt(status, gas_used))
+        }))
     }
 
     /// `chain_sendRawTransaction(tx)`: decodes the raw bytes, checks the transaction fully

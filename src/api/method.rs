@@ -119,11 +119,18 @@ pub trait Namespace: Send + Sync + Sized + 'static {
 pub fn register<A: Namespace>(api: &Arc<A>, r: &mut Registry) {
     for m in A::METHODS {
         let (api, handler) = (api.clone(), m.handler);
-        r.register(
-            m.spec.name,
-            m.spec.params.len(),
-            Arc::new(move |c: &Call, p: &Params| handler(&api, c, p)),
-        );
+        let h: crate::rpc::Handler = if m.spec.params.iter().any(|p| p.kind.is_secret()) {
+            // A method given a secret handles it (and the key it unlocks) on this thread's
+            // stack, where moved-from copies outlive the call: wipe what it used.
+            Arc::new(move |c: &Call, p: &Params| {
+                let reply = handler(&api, c, p);
+                crate::wipe_alloc::wipe_stack();
+                reply
+            })
+        } else {
+            Arc::new(move |c: &Call, p: &Params| handler(&api, c, p))
+        };
+        r.register(m.spec.name, m.spec.params.len(), h);
     }
     for s in A::SUBSCRIPTIONS {
         r.register_subscription(A::MODULE, s.name, (s.kind)(api));

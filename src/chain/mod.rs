@@ -69,6 +69,16 @@ pub struct Chain {
     nonce_locks: Mutex<std::collections::HashMap<Address, Arc<Mutex<()>>>>,
 }
 
+/// A transaction as the chain knows it.
+#[derive(Debug, Clone)]
+pub struct TxRecord {
+    pub tx: Transaction,
+    pub sender: Address,
+    pub location: crate::types::json::Location,
+    /// The receipt's status and gas used; `None` while pending.
+    pub receipt: Option<(u64, u64)>,
+}
+
 /// Why a submitted transaction was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum SubmitError {
@@ -206,6 +216,77 @@ impl Chain {
             })?;
         self.publish(Event::PendingTransaction(hash));
         Ok(hash)
+    }
+
+    /// A transaction by hash: sealed (with its block, index and receipt's status and gas
+    /// used) or pending (no receipt). `None` when the chain has never seen it.
+    pub fn transaction(&self, hash: &[u8; 32]) -> Result<Option<TxRecord>, ChainError> {
+        if let Some(p) = self.pool().find(hash) {
+            return Ok(Some(TxRecord {
+                tx: p.tx.clone(),
+                sender: p.sender,
+                location: crate::types::json::Location::PENDING,
+                receipt: None,
+            }));
+        }
+        let Some((block_hash, index)) = self.db.tx_location(hash)? else {
+            return Ok(None);
+        };
+        let corrupt = |what: &str| {
+            ChainError::Corrupt(format!("transaction 0x{}: {what}", hex::encode(hash)))
+        };
+        let number = self
+            .db
+            .number_of(&block_hash)?
+            .ok_or_else(|| corrupt("block number missing"))?;
+        let body = self
+            .db
+            .body(&block_hash)?
+            .ok_or_else(|| corrupt("block body missing"))?;
+        // The body is RLP([txList]): decode it as a block's transaction list.
+        let mut r =
+            crate::types::rlp::ListReader::whole(&body).map_err(|e| corrupt(&e.to_string()))?;
+        let txs = r.raw().map_err(|e| corrupt(&e.to_string()))?;
+        let transactions =
+            crate::types::block::decode_tx_list(txs).map_err(|e| corrupt(&e.to_string()))?;
+        let tx = transactions
+            .get(index as usize)
+            .cloned()
+            .ok_or_else(|| corrupt("index past the block's transactions"))?;
+        let sender = match &tx {
+            Transaction::Legacy(_) => *tx
+                .signers()
+                .map_err(|e| corrupt(&e.to_string()))?
+                .first()
+                .ok_or_else(|| corrupt("no signature"))?,
+            Transaction::ValueTransfer(t) => t.from,
+            Transaction::AccountUpdate(t) => t.from,
+        };
+        let receipts = self
+            .db
+            .receipts(&block_hash)?
+            .ok_or_else(|| corrupt("receipts missing"))?;
+        let mut rl =
+            crate::types::rlp::ListReader::whole(&receipts).map_err(|e| corrupt(&e.to_string()))?;
+        let mut receipt = None;
+        for i in 0..=index {
+            let mut one = rl.list().map_err(|e| corrupt(&e.to_string()))?;
+            if i == index {
+                let status = one.u64().map_err(|e| corrupt(&e.to_string()))?;
+                let gas_used = one.u64().map_err(|e| corrupt(&e.to_string()))?;
+                receipt = Some((status, gas_used));
+            }
+        }
+        Ok(Some(TxRecord {
+            tx,
+            sender,
+            location: crate::types::json::Location {
+                block_hash,
+                block_number: number,
+                index: u64::from(index),
+            },
+            receipt,
+        }))
     }
 
     /// The nonce lock of `sender`: held by a send method from before it reads the pending

@@ -93,6 +93,11 @@ impl Pool {
         std::mem::take(&mut self.pending)
     }
 
+    /// The pending transaction with this hash.
+    pub fn find(&self, hash: &[u8; 32]) -> Option<&Pending> {
+        self.pending.iter().find(|p| &p.hash == hash)
+    }
+
     /// The next nonce of `sender` counting the pending transactions, given its state nonce.
     pub fn next_nonce(&self, sender: &Address, state_nonce: u64) -> u64 {
         self.senders.get(sender).map_or(state_nonce, |s| s.0)

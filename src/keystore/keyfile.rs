@@ -125,18 +125,8 @@ pub fn derive_scrypt(passphrase: &str, salt: &[u8], params: ScryptParams) -> Zer
         32,
     )
     .expect("built-in scrypt parameters are valid");
-    wipe_stack();
+    crate::wipe_alloc::wipe_stack();
     dk
-}
-
-/// Overwrites with zeros the stack just below the caller's frame, where a key derivation
-/// has run: PBKDF2's HMAC copies the passphrase into a key block on the stack, out of
-/// `zeroize`'s reach (a scan of the node's memory found it there after a failed unlock).
-#[inline(never)]
-fn wipe_stack() {
-    let mut area = [0u8; 64 * 1024];
-    zeroize::Zeroize::zeroize(&mut area[..]);
-    std::hint::black_box(&area);
 }
 
 type Aes128Ctr = ctr::Ctr128BE<aes::Aes128>;
@@ -384,7 +374,7 @@ impl CryptoObject {
 
     fn derive(&self, passphrase: &str) -> Result<Zeroizing<Vec<u8>>, Error> {
         let dk = self.derive_unwiped(passphrase);
-        wipe_stack();
+        crate::wipe_alloc::wipe_stack();
         dk
     }
 

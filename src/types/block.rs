@@ -250,6 +250,30 @@ pub fn encode_tx_list(txs: &[Transaction]) -> Vec<u8> {
     list(&p)
 }
 
+/// Decodes a transaction list (a legacy transaction is one list item; a typed one, its type
+/// byte then its body list).
+pub fn decode_tx_list(bytes: &[u8]) -> Result<Vec<Transaction>, BlockError> {
+    let mut txs = ListReader::whole(bytes)?;
+    let mut transactions = Vec::new();
+    while !txs.is_empty() {
+        let index = transactions.len();
+        let first = txs.raw()?;
+        let raw = if first.first().is_some_and(|&b| b >= 0xc0) {
+            first.to_vec()
+        } else {
+            // A type (an integer), then the body list.
+            let body = txs.raw()?;
+            let mut raw = first.to_vec();
+            raw.extend_from_slice(body);
+            raw
+        };
+        let tx = Transaction::decode(&raw)
+            .map_err(|source| BlockError::Transaction { index, source })?;
+        transactions.push(tx);
+    }
+    Ok(transactions)
+}
+
 impl Block {
     /// `RLP([header, txList])`.
     pub fn encode(&self) -> Vec<u8> {
@@ -263,25 +287,9 @@ impl Block {
         let mut r = ListReader::whole(bytes)?;
         let mut hr = r.list()?;
         let header = Header::read(&mut hr)?;
-        let mut txs = r.list()?;
+        let txs = r.raw()?;
         r.end()?;
-        let mut transactions = Vec::new();
-        while !txs.is_empty() {
-            let index = transactions.len();
-            let first = txs.raw()?;
-            let raw = if first.first().is_some_and(|&b| b >= 0xc0) {
-                first.to_vec()
-            } else {
-                // A type (an integer), then the body list.
-                let body = txs.raw()?;
-                let mut raw = first.to_vec();
-                raw.extend_from_slice(body);
-                raw
-            };
-            let tx = Transaction::decode(&raw)
-                .map_err(|source| BlockError::Transaction { index, source })?;
-            transactions.push(tx);
-        }
+        let transactions = decode_tx_list(txs)?;
         Ok(Block {
             header,
             transactions,

@@ -4,6 +4,7 @@
 
 pub mod account_key;
 pub mod block;
+pub mod json;
 pub mod receipt;
 pub mod rlp;
 pub mod transaction;
