@@ -437,3 +437,39 @@ fn personal_send_value_transfer() {
         json!(format!("0x{:x}", 40 * 1000))
     );
 }
+
+/// Subscribers hear of a transaction entering the pool and of the block that seals it.
+#[test]
+fn subscriptions_hear_pending_transactions_and_new_heads() {
+    let n = Node::start(&["--dev"]);
+    let mut c = common::Ipc::connect(n.ipc.as_ref().unwrap());
+    let heads = ok(c.call("chain_subscribe", json!(["newHeads"])));
+    let pending = ok(c.call("chain_subscribe", json!(["newPendingTransactions"])));
+    let dev = dev_account(&n);
+    let to = "0x3535353535353535353535353535353535353535";
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 9, "method": "personal_sendValueTransfer",
+                "params": [{"from": dev, "to": to, "value": "0x1"}, ""]})
+        .to_string(),
+    );
+    let mut hash = None;
+    let mut got_pending = None;
+    let mut got_head = None;
+    while hash.is_none() || got_pending.is_none() || got_head.is_none() {
+        let v = c.recv().expect("the node keeps the connection");
+        if v["id"] == json!(9) {
+            hash = Some(ok(v));
+        } else if v["params"]["subscription"] == pending {
+            got_pending = Some(v["params"]["result"].clone());
+        } else if v["params"]["subscription"] == heads {
+            got_head = Some(v["params"]["result"].clone());
+        }
+    }
+    assert_eq!(
+        got_pending, hash,
+        "the pending notification carries the hash"
+    );
+    let head = got_head.unwrap();
+    assert_eq!(head["number"], json!("0x1"));
+    assert_eq!(head["hash"].as_str().unwrap().len(), 66);
+}
