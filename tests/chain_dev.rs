@@ -473,3 +473,97 @@ fn subscriptions_hear_pending_transactions_and_new_heads() {
     assert_eq!(head["number"], json!("0x1"));
     assert_eq!(head["hash"].as_str().unwrap().len(), 66);
 }
+
+/// An account update to a public key through `personal_sendAccountUpdate`: afterwards a
+/// transfer signed with the account's old key is refused, one signed with the new key is
+/// sealed; malformed keys are refused before anything is signed.
+#[test]
+fn an_account_update_changes_who_may_sign() {
+    let n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "chain,personal",
+    ]);
+    let url = n.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&url, m, p);
+    let dev = dev_account(&n);
+    let old_key = dev_key(&n, &dev);
+    let new_key = SecretKey::from_slice(&[0x46; 32]).unwrap();
+    // K1's public key, as transactions-and-blocks.md 7.3 serializes it.
+    let public_k1 = "0x02a1024bc2a31265153f07e70e0bab08724e6b85e217f8cd628ceb62974247bb493382";
+    let update = |key: &str| {
+        call(
+            "personal_sendAccountUpdate",
+            json!([{"from": dev, "key": key}, ""]),
+        )
+    };
+    assert_eq!(
+        err(call(
+            "personal_sendAccountUpdate",
+            json!([{"from": dev}, ""])
+        )),
+        (
+            -32000,
+            "tx fields should be filled with valid values".to_string()
+        )
+    );
+    assert_eq!(
+        err(update("0x06c0")),
+        (-32000, "undefined account key type".to_string())
+    );
+    assert_eq!(
+        err(update("0x80")),
+        (
+            -32000,
+            "AccountKeyNil cannot be initialized to an account".to_string()
+        )
+    );
+    assert_eq!(
+        ok(call("chain_getTransactionCount", json!([dev, "pending"]))),
+        json!("0x0")
+    );
+
+    let hash = ok(update(public_k1));
+    wait_for_block(&call, "0x1");
+    let receipt = ok(call("chain_getTransactionReceipt", json!([hash])));
+    assert_eq!(
+        receipt["gasUsed"],
+        json!("0xa028"),
+        "21000 + 20000 for the public key"
+    );
+    assert_eq!(receipt["key"], json!(public_k1));
+
+    let to = Address([0x35; 20]);
+    let price = 25_000_000_000u128;
+    let with = |k: &SecretKey| {
+        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+            nonce: 1,
+            gas_price: quantity(price),
+            gas: 21_000,
+            to,
+            value: quantity(5),
+            from: Address::parse_lenient(&dev).unwrap(),
+            signatures: Vec::new(),
+        });
+        tx.sign(k, 1000);
+        format!("0x{}", hex::encode(tx.encode()))
+    };
+    assert_eq!(
+        err(call("chain_sendRawTransaction", json!([with(&old_key)]))),
+        (-32000, "invalid sender: invalid account key".to_string())
+    );
+    ok(call("chain_sendRawTransaction", json!([with(&new_key)])));
+    wait_for_block(&call, "0x2");
+    assert_eq!(
+        ok(call(
+            "chain_getBalance",
+            json!(["0x3535353535353535353535353535353535353535"])
+        )),
+        json!("0x5")
+    );
+}

@@ -75,6 +75,9 @@ pub enum AccountError {
     /// A send method's arguments lack a member the transaction needs (`to`, `value`).
     #[error("tx fields should be filled with valid values")]
     TxFields,
+    /// An account key that does not decode, with the decoder's text.
+    #[error("{0}")]
+    Key(String),
 }
 
 /// Failures of node-control methods.

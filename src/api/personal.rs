@@ -115,6 +115,12 @@ impl Namespace for PersonalApi {
             Self::send_value_transfer
         ),
         method!(
+            "personal_sendAccountUpdate",
+            [p("args", K::Object), p("passphrase", K::Passphrase)],
+            "Sign an account update (a new account key) with a key file and submit it; its hash",
+            Self::send_account_update
+        ),
+        method!(
             "personal_sign",
             [p("message", K::Bytes), p("account", K::Address), p("password", K::Passphrase)],
             "Sign a message with a key file",
@@ -129,13 +135,14 @@ impl Namespace for PersonalApi {
     ];
 }
 
-/// The arguments of `personal_sendValueTransfer` (quantities as 0x-hex strings).
+/// The arguments of the send methods (quantities and bytes as 0x-hex strings).
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ValueTransferArgs {
+struct SendArgs {
     from: String,
     to: Option<String>,
     value: Option<String>,
+    key: Option<String>,
     gas: Option<String>,
     gas_price: Option<String>,
     nonce: Option<String>,
@@ -381,15 +388,24 @@ impl PersonalApi {
         self
     }
 
-    /// `personal_sendValueTransfer({from, to, value, gas?, gasPrice?, nonce?}, passphrase)`:
-    /// decrypts the key of `from` (the account is never left unlocked), fills what is
-    /// omitted (gas: the intrinsic gas; gas price: the unit price; nonce: the next one,
-    /// pool included, under the sender's nonce lock), signs and submits. The hash.
-    fn send_value_transfer(&self, _: &Call, p: &Params) -> Result<HexOut> {
-        use crate::types::transaction::{Transaction, ValueTransfer, TX_GAS};
+    /// The send methods' common part: parses the arguments, builds the transaction with
+    /// `build(args, from, nonce, gas_price)` (gas left out: the transaction's intrinsic gas),
+    /// decrypts the key of `from` (never unlocking the account), fills the nonce (pool
+    /// included) under the sender's nonce lock when it is left out, signs and submits.
+    fn send(
+        &self,
+        p: &Params,
+        build: impl FnOnce(
+            &SendArgs,
+            Address,
+            u64,
+            [u8; 32],
+        ) -> Result<crate::types::transaction::Transaction>,
+    ) -> Result<HexOut> {
+        use crate::types::transaction::Transaction;
         let chain = self.chain.as_deref().ok_or(super::error::Error::NoChain)?;
         let args: serde_json::Value = p.required(0)?;
-        let args: ValueTransferArgs = serde_json::from_value(args).map_err(|e| {
+        let args: SendArgs = serde_json::from_value(args).map_err(|e| {
             super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
                 "invalid argument 0: {e}"
             )))
@@ -400,22 +416,6 @@ impl PersonalApi {
                 "invalid argument 0: from: not an address",
             ))
         })?;
-        let to = args
-            .to
-            .as_deref()
-            .map(|t| {
-                Address::parse_lenient(t).ok_or_else(|| {
-                    super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(
-                        "invalid argument 0: to: not an address",
-                    ))
-                })
-            })
-            .transpose()?
-            .ok_or(AccountError::TxFields)?;
-        let value = quantity_arg(
-            "value",
-            args.value.as_deref().ok_or(AccountError::TxFields)?,
-        )?;
         let gas = args.gas.as_deref().map(|g| u64_arg("gas", g)).transpose()?;
         let gas_price = match args.gas_price.as_deref() {
             Some(g) => quantity_arg("gasPrice", g)?,
@@ -430,11 +430,13 @@ impl PersonalApi {
             .as_deref()
             .map(|n| u64_arg("nonce", n))
             .transpose()?;
-        // Look the account up before the passphrase is tried.
+        // The account is looked up first, then the arguments are built (a malformed key
+        // fails here, as in the reference, reference 7.2), all before the passphrase is tried.
         let path = self.keystore.find(from).map_err(|e| match e {
             KsError::NoKey => KsError::UnknownAccount,
             other => other,
         })?;
+        let mut tx = build(&args, from, nonce.unwrap_or(0), gas_price)?;
         // The sender's nonce lock, only when the nonce is to be filled in.
         let lock = nonce.is_none().then(|| chain.nonce_lock(&from));
         let _held = lock
@@ -445,18 +447,83 @@ impl PersonalApi {
             Some(n) => n,
             None => chain.pending_nonce(&from)?,
         };
-        let mut tx = Transaction::ValueTransfer(ValueTransfer {
-            nonce,
-            gas_price,
-            gas: gas.unwrap_or(TX_GAS),
-            to,
-            value,
-            from,
-            signatures: Vec::new(),
-        });
+        let intrinsic = tx.intrinsic_gas();
+        match &mut tx {
+            Transaction::Legacy(t) => {
+                t.nonce = nonce;
+                t.gas = gas.unwrap_or(intrinsic);
+            }
+            Transaction::ValueTransfer(t) => {
+                t.nonce = nonce;
+                t.gas = gas.unwrap_or(intrinsic);
+            }
+            Transaction::AccountUpdate(t) => {
+                t.nonce = nonce;
+                t.gas = gas.unwrap_or(intrinsic);
+            }
+        }
         tx.sign(&key, chain.chain_id());
         drop(key);
         Ok(HexOut(chain.submit(tx)?.to_vec()))
+    }
+
+    /// `personal_sendValueTransfer({from, to, value, gas?, gasPrice?, nonce?}, passphrase)`:
+    /// a value transfer, signed with the key file and submitted; the hash.
+    fn send_value_transfer(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        use crate::types::transaction::{Transaction, ValueTransfer};
+        self.send(p, |args, from, nonce, gas_price| {
+            let to = args
+                .to
+                .as_deref()
+                .map(|t| {
+                    Address::parse_lenient(t).ok_or_else(|| {
+                        super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(
+                            "invalid argument 0: to: not an address",
+                        ))
+                    })
+                })
+                .transpose()?
+                .ok_or(AccountError::TxFields)?;
+            let value = quantity_arg(
+                "value",
+                args.value.as_deref().ok_or(AccountError::TxFields)?,
+            )?;
+            Ok(Transaction::ValueTransfer(ValueTransfer {
+                nonce,
+                gas_price,
+                gas: 0,
+                to,
+                value,
+                from,
+                signatures: Vec::new(),
+            }))
+        })
+    }
+
+    /// `personal_sendAccountUpdate({from, key, gas?, gasPrice?, nonce?}, passphrase)`: an
+    /// account update to `key` (the hex of its serialization), signed with the key file and
+    /// submitted; the hash. A malformed key fails with its decoding error before the
+    /// passphrase is tried.
+    fn send_account_update(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        use crate::types::account_key::AccountKey;
+        use crate::types::transaction::{AccountUpdate, Transaction};
+        self.send(p, |args, from, nonce, gas_price| {
+            let hex = args.key.as_deref().ok_or(AccountError::TxFields)?;
+            let bytes = crypto::decode_hex0x(hex).map_err(|e| {
+                super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
+                    "invalid argument 0: key: {e}"
+                )))
+            })?;
+            let key = AccountKey::decode(&bytes).map_err(|e| AccountError::Key(e.to_string()))?;
+            Ok(Transaction::AccountUpdate(AccountUpdate {
+                nonce,
+                gas_price,
+                gas: 0,
+                from,
+                key,
+                signatures: Vec::new(),
+            }))
+        })
     }
 
     /// `personal_sign(message, account, password)`: 65-byte signature, v = 27/28.
