@@ -333,6 +333,42 @@ fn a_raw_value_transfer_is_sealed() {
         -32602
     );
 
+    // Block 1, by number and by hash, with hashes or whole transactions.
+    let b1 = ok(call("chain_getBlockByNumber", json!(["0x1"])));
+    assert_eq!(b1["hash"], block1);
+    assert_eq!(b1["number"], json!("0x1"));
+    assert_eq!(b1["transactions"], json!([hash]));
+    assert_eq!(b1["reward"], json!(dev), "the validator");
+    assert_eq!(b1["blockScore"], json!("0x1"));
+    assert_eq!(b1["totalBlockScore"], json!("0x20001"));
+    assert_eq!(b1["gasUsed"], json!("0x5208"));
+    let b0 = ok(call("chain_getBlockByNumber", json!(["earliest"])));
+    assert_eq!(b1["parentHash"], b0["hash"]);
+    assert_eq!(
+        (b0["number"].clone(), b0["blockScore"].clone()),
+        (json!("0x0"), json!("0x20000"))
+    );
+    assert_eq!(b0["transactions"], json!([]));
+    let full = ok(call("chain_getBlockByHash", json!([block1, true])));
+    assert_eq!(full["transactions"][0]["hash"], hash);
+    assert_eq!(full["transactions"][0]["blockHash"], block1);
+    assert_eq!(full["size"], b1["size"]);
+    assert_eq!(
+        ok(call("chain_getBlockByNumber", json!(["latest"])))["hash"],
+        block1
+    );
+    assert_eq!(
+        ok(call("chain_getBlockByNumber", json!(["0x5"]))),
+        Value::Null
+    );
+    assert_eq!(
+        ok(call(
+            "chain_getBlockByHash",
+            json!([format!("0x{}", "00".repeat(32))])
+        )),
+        Value::Null
+    );
+
     // The same transaction again: its nonce is used.
     assert_eq!(
         err(call("chain_sendRawTransaction", json!([raw]))),

@@ -19,7 +19,7 @@ use crate::keystore::{unlock::Unlocked, Error as KsError, Keystore};
 use crate::method;
 use crate::rpc::{Call, Feed, FeedKind, HexBytes, Params};
 use crate::service::{Service, Worker};
-use crate::types::json::{ReceiptJson, TransactionJson};
+use crate::types::json::{BlockJson, ReceiptJson, TransactionJson};
 
 /// How stale `chain_sign`'s look at the keystore directory may be: a key file removed by
 /// another process is noticed within this. Looking on every call (a directory `stat`, which
@@ -84,6 +84,18 @@ impl Namespace for ChainApi {
             [p("tx", K::Bytes)],
             "Submit a signed raw transaction to the pool; its hash",
             Self::send_raw_transaction
+        ),
+        method!(
+            "chain_getBlockByNumber",
+            [p("block", K::String), opt("fullTransactions", K::Bool)],
+            "A block by number (or latest, earliest, pending); null when the chain lacks it",
+            Self::get_block_by_number
+        ),
+        method!(
+            "chain_getBlockByHash",
+            [p("hash", K::Bytes), opt("fullTransactions", K::Bool)],
+            "A block by hash; null when unknown",
+            Self::get_block_by_hash
         ),
         method!(
             "chain_getTransactionByHash",
@@ -173,6 +185,50 @@ impl ChainApi {
             return Ok(Some(format!("0x{n:x}")));
         }
         Ok(self.account_at(p)?.map(|a| format!("0x{:x}", a.nonce)))
+    }
+
+    fn block_json(
+        &self,
+        b: Option<crate::chain::BlockRecord>,
+        p: &Params,
+    ) -> Result<Option<BlockJson>> {
+        let full = p.optional::<bool>(1)?.unwrap_or(false);
+        let chain = self.chain()?;
+        Ok(b.map(|b| {
+            BlockJson::new(
+                b.hash,
+                &b.header,
+                &b.transactions,
+                b.size,
+                chain.total_block_score(b.header.number),
+                full,
+            )
+        }))
+    }
+
+    /// `chain_getBlockByNumber(block, fullTransactions?)`: the block object of reference 10.8.
+    fn get_block_by_number(&self, _: &Call, p: &Params) -> Result<Option<BlockJson>> {
+        if p.optional::<String>(0)?.is_none() {
+            return Err(Error::Rpc(crate::rpc::RpcError::invalid_params(
+                "missing value for required argument 0",
+            )));
+        }
+        let number = block_number(p, 0)?;
+        let b = self.chain()?.block_by_number(number)?;
+        self.block_json(b, p)
+    }
+
+    /// `chain_getBlockByHash(hash, fullTransactions?)`.
+    fn get_block_by_hash(&self, _: &Call, p: &Params) -> Result<Option<BlockJson>> {
+        let hash: HexBytes = p.required(0)?;
+        let hash: [u8; 32] = hash.0.as_slice().try_into().map_err(|_| {
+            Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
+                "invalid argument 0: a block hash is 32 bytes, not {}",
+                hash.0.len()
+            )))
+        })?;
+        let b = self.chain()?.block_by_hash(&hash)?;
+        self.block_json(b, p)
     }
 
     fn record(&self, p: &Params) -> Result<Option<crate::chain::TxRecord>> {

@@ -69,6 +69,17 @@ pub struct Chain {
     nonce_locks: Mutex<std::collections::HashMap<Address, Arc<Mutex<()>>>>,
 }
 
+/// A block as the chain knows it.
+#[derive(Debug, Clone)]
+pub struct BlockRecord {
+    pub hash: Hash,
+    pub header: Header,
+    /// Each transaction with its sender.
+    pub transactions: Vec<(Transaction, Address)>,
+    /// The length of the block's RLP.
+    pub size: u64,
+}
+
 /// A transaction as the chain knows it.
 #[derive(Debug, Clone)]
 pub struct TxRecord {
@@ -287,6 +298,63 @@ impl Chain {
             },
             receipt,
         }))
+    }
+
+    /// The block with this hash: its header, its transactions with their senders, and the
+    /// length of its RLP.
+    pub fn block_by_hash(&self, hash: &Hash) -> Result<Option<BlockRecord>, ChainError> {
+        let corrupt =
+            |what: String| ChainError::Corrupt(format!("block 0x{}: {what}", hex::encode(hash)));
+        let Some(header_rlp) = self.db.header(hash)? else {
+            return Ok(None);
+        };
+        let header = Header::decode(&header_rlp).map_err(|e| corrupt(e.to_string()))?;
+        let body = self
+            .db
+            .body(hash)?
+            .ok_or_else(|| corrupt("body missing".into()))?;
+        let mut r =
+            crate::types::rlp::ListReader::whole(&body).map_err(|e| corrupt(e.to_string()))?;
+        let tx_list = r.raw().map_err(|e| corrupt(e.to_string()))?;
+        let txs =
+            crate::types::block::decode_tx_list(tx_list).map_err(|e| corrupt(e.to_string()))?;
+        let mut whole = header_rlp.clone();
+        whole.extend_from_slice(tx_list);
+        let size = list(&whole).len() as u64;
+        let mut transactions = Vec::with_capacity(txs.len());
+        for tx in txs {
+            let sender = match &tx {
+                Transaction::Legacy(_) => *tx
+                    .signers()
+                    .map_err(|e| corrupt(e.to_string()))?
+                    .first()
+                    .ok_or_else(|| corrupt("a transaction without a signature".into()))?,
+                Transaction::ValueTransfer(t) => t.from,
+                Transaction::AccountUpdate(t) => t.from,
+            };
+            transactions.push((tx, sender));
+        }
+        Ok(Some(BlockRecord {
+            hash: *hash,
+            header,
+            transactions,
+            size,
+        }))
+    }
+
+    /// The canonical block at `number` (the head when `None`).
+    pub fn block_by_number(&self, number: Option<u64>) -> Result<Option<BlockRecord>, ChainError> {
+        let number = number.unwrap_or_else(|| self.head_number());
+        match self.db.hash_at(number)? {
+            Some(h) => self.block_by_hash(&h),
+            None => Ok(None),
+        }
+    }
+
+    /// The sum of the block scores from genesis to block `number` (every block after
+    /// genesis scores 1).
+    pub fn total_block_score(&self, number: u64) -> u64 {
+        GENESIS_BLOCK_SCORE + number
     }
 
     /// The nonce lock of `sender`: held by a send method from before it reads the pending

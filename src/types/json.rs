@@ -199,3 +199,92 @@ impl TransactionJson {
         }
     }
 }
+
+/// The transactions of a block: their hashes, or the whole objects.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum BlockTransactions {
+    Hashes(Vec<String>),
+    Full(Vec<TransactionJson>),
+}
+
+/// A block as `chain_getBlockByNumber` / `chain_getBlockByHash` answer it (reference 10.8,
+/// pre-Magma: no base fee).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockJson {
+    pub block_score: String,
+    pub extra_data: String,
+    pub gas_used: String,
+    pub governance_data: String,
+    pub hash: String,
+    pub logs_bloom: String,
+    pub number: String,
+    pub parent_hash: String,
+    pub receipts_root: String,
+    pub reward: String,
+    pub size: String,
+    pub state_root: String,
+    pub timestamp: String,
+    #[serde(rename = "timestampFoS")]
+    pub timestamp_fos: String,
+    pub total_block_score: String,
+    pub transactions: BlockTransactions,
+    pub transactions_root: String,
+    pub vote_data: String,
+}
+
+impl BlockJson {
+    /// The object for block `hash` with `header`; `full` gives the transaction objects
+    /// (with their senders), else their hashes.
+    pub fn new(
+        hash: [u8; 32],
+        header: &super::block::Header,
+        transactions: &[(Transaction, Address)],
+        size: u64,
+        total_block_score: u64,
+        full: bool,
+    ) -> BlockJson {
+        let txs = if full {
+            BlockTransactions::Full(
+                transactions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (tx, from))| {
+                        TransactionJson::new(
+                            tx,
+                            *from,
+                            Location {
+                                block_hash: hash,
+                                block_number: header.number,
+                                index: i as u64,
+                            },
+                        )
+                    })
+                    .collect(),
+            )
+        } else {
+            BlockTransactions::Hashes(transactions.iter().map(|(t, _)| hex0x(&t.hash())).collect())
+        };
+        BlockJson {
+            block_score: quantity(&header.block_score),
+            extra_data: hex0x(&header.extra),
+            gas_used: q(header.gas_used),
+            governance_data: hex0x(&header.governance),
+            hash: hex0x(&hash),
+            logs_bloom: hex0x(&header.bloom[..]),
+            number: q(header.number),
+            parent_hash: hex0x(&header.parent_hash),
+            receipts_root: hex0x(&header.receipts_root),
+            reward: hex0x(&header.rewardbase.0),
+            size: q(size),
+            state_root: hex0x(&header.state_root),
+            timestamp: q(header.time),
+            timestamp_fos: q(u64::from(header.time_fos)),
+            total_block_score: q(total_block_score),
+            transactions: txs,
+            transactions_root: hex0x(&header.transactions_root),
+            vote_data: hex0x(&header.vote),
+        }
+    }
+}
