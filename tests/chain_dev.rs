@@ -603,3 +603,103 @@ fn an_account_update_changes_who_may_sign() {
         json!("0x5")
     );
 }
+
+/// SIGKILL while transfers stream in, at several instants: the node reopens on the last
+/// sealed block with a consistent state (the developer's nonce equals the transactions the
+/// blocks hold), and keeps sealing.
+#[test]
+fn a_killed_node_reopens_consistent_and_keeps_sealing() {
+    let mut datadir = tempfile::tempdir().unwrap();
+    for (round, wait_ms) in [37u64, 90, 160].into_iter().enumerate() {
+        let mut n = Node::start_in(
+            datadir,
+            &[
+                "--dev",
+                "--rpc",
+                "--rpcaddr",
+                "127.0.0.1",
+                "--rpcport",
+                "0",
+                "--rpcapi",
+                "chain,personal",
+            ],
+        );
+        let url = n.http.clone().unwrap();
+        let dev = dev_account(&n);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    // The node dies under it: a failed request is expected.
+                    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "personal_sendValueTransfer",
+                                      "params": [{"from": dev, "to": "0x3535353535353535353535353535353535353535", "value": "0x1"}, ""]})
+                    .to_string();
+                    let Ok(mut c) = std::net::TcpStream::connect(url.trim_start_matches("http://")) else {
+                        break;
+                    };
+                    let req = format!(
+                        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    use std::io::{Read, Write};
+                    let _ = c.write_all(req.as_bytes());
+                    let _ = c.read_to_end(&mut Vec::new());
+                }
+            });
+            std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+            let _ = n.child.kill(); // SIGKILL
+            let _ = n.child.wait();
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        datadir = std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap());
+        drop(n);
+        let n = Node::start_in(
+            datadir,
+            &[
+                "--dev",
+                "--rpc",
+                "--rpcaddr",
+                "127.0.0.1",
+                "--rpcport",
+                "0",
+                "--rpcapi",
+                "chain,personal",
+            ],
+        );
+        let url = n.http.clone().unwrap();
+        let call = |m: &str, p: Value| http_call(&url, m, p);
+        let head = ok(call("chain_blockNumber", json!([])));
+        let head =
+            u64::from_str_radix(head.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+        let mut sealed = 0u64;
+        for b in 1..=head {
+            let block = ok(call("chain_getBlockByNumber", json!([format!("0x{b:x}")])));
+            sealed += block["transactions"].as_array().unwrap().len() as u64;
+        }
+        assert_eq!(
+            ok(call("chain_getTransactionCount", json!([dev]))),
+            json!(format!("0x{sealed:x}")),
+            "round {round}: the nonce agrees with the sealed blocks"
+        );
+        assert_eq!(
+            ok(call(
+                "chain_getBalance",
+                json!(["0x3535353535353535353535353535353535353535"])
+            )),
+            json!(format!("0x{sealed:x}")),
+            "round {round}"
+        );
+        eprintln!("round {round}: reopened at block {head} holding {sealed} transfers");
+        // It keeps sealing.
+        ok(call(
+            "personal_sendValueTransfer",
+            json!([{"from": dev, "to": "0x3535353535353535353535353535353535353535", "value": "0x1"}, ""]),
+        ));
+        wait_for_block(&call, &format!("0x{:x}", head + 1));
+        datadir = {
+            let mut n = n;
+            assert!(n.terminate(10).is_some_and(|s| s.success()));
+            std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap())
+        };
+    }
+}
