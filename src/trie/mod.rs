@@ -122,31 +122,33 @@ impl<'s> Trie<'s> {
 
     /// The value under `key`, if any. Fails when a node on the way is missing or corrupt.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let path = nibbles(key);
-        let mut rest: &[u8] = &path;
-        let mut current = self.resolve(&self.root)?.map(|n| n.into_owned());
-        while let Some(node) = current {
-            match node {
-                Node::Leaf { path, value } => {
-                    return Ok((path == rest).then_some(value));
-                }
-                Node::Extension { path, child } => {
-                    if !rest.starts_with(&path) {
-                        return Ok(None);
-                    }
-                    rest = &rest[path.len()..];
-                    current = self.resolve(&child)?.map(|n| n.into_owned());
-                }
-                Node::Branch { children, value } => {
-                    let Some((&i, tail)) = rest.split_first() else {
-                        return Ok(value);
-                    };
-                    rest = tail;
-                    current = self.resolve(&children[i as usize])?.map(|n| n.into_owned());
-                }
+        self.get_at(&self.root, &nibbles(key))
+    }
+
+    /// Walks from `child` by reference: only nodes loaded from the store are made.
+    fn get_at(&self, child: &Child, path: &[u8]) -> Result<Option<Vec<u8>>> {
+        match child {
+            Child::Empty => Ok(None),
+            Child::Hash(h) => {
+                let node = self.load(h)?;
+                self.get_in(&node, path)
             }
+            Child::Node(n) => self.get_in(n, path),
         }
-        Ok(None)
+    }
+
+    fn get_in(&self, node: &Node, path: &[u8]) -> Result<Option<Vec<u8>>> {
+        match node {
+            Node::Leaf { path: lp, value } => Ok((lp.as_slice() == path).then(|| value.clone())),
+            Node::Extension { path: ep, child } => match path.strip_prefix(ep.as_slice()) {
+                Some(rest) => self.get_at(child, rest),
+                None => Ok(None),
+            },
+            Node::Branch { children, value } => match path.split_first() {
+                None => Ok(value.clone()),
+                Some((&i, tail)) => self.get_at(&children[i as usize], tail),
+            },
+        }
     }
 
     /// Sets `key` to `value`; an empty value deletes the key (as in the reference's tries).
@@ -155,14 +157,20 @@ impl<'s> Trie<'s> {
             return self.delete(key);
         }
         let root = std::mem::replace(&mut self.root, Child::Empty);
+        // A stored root is kept to restore on failure; an in-memory one is not copied (that
+        // cost a deep copy per insert): after a failure the trie is not to be used again.
+        let backup = match &root {
+            Child::Node(_) => None,
+            stored => Some(stored.clone()),
+        };
         let path = nibbles(key);
-        match self.insert_at(root.clone(), &path, value) {
+        match self.insert_at(root, &path, value) {
             Ok(new) => {
                 self.root = new;
                 Ok(())
             }
             Err(e) => {
-                self.root = root;
+                self.root = backup.unwrap_or(Child::Empty);
                 Err(e)
             }
         }
@@ -270,48 +278,83 @@ impl<'s> Trie<'s> {
         Ok(Child::Node(Box::new(node)))
     }
 
-    /// Removes `key`; nothing happens when it is absent.
+    /// Removes `key`; nothing happens when it is absent. After a failure (a node missing
+    /// from the store) the trie is not to be used again.
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
         let path = nibbles(key);
-        if let Some(new) = self.delete_at(&self.root, &path)? {
-            self.root = new;
+        let root = std::mem::replace(&mut self.root, Child::Empty);
+        let backup = match &root {
+            Child::Node(_) => None,
+            stored => Some(stored.clone()),
+        };
+        match self.delete_at(root, &path) {
+            Ok((new, _)) => {
+                self.root = new;
+                Ok(())
+            }
+            Err(e) => {
+                self.root = backup.unwrap_or(Child::Empty);
+                Err(e)
+            }
         }
-        Ok(())
     }
 
-    /// The child after deleting `path` under it; `None` when nothing changed.
-    fn delete_at(&self, child: &Child, path: &[u8]) -> Result<Option<Child>> {
-        let Some(node) = self.resolve(child)? else {
-            return Ok(None);
+    /// The child after deleting `path` under it, and whether anything changed (when not, a
+    /// stored child stays a reference by hash).
+    fn delete_at(&self, child: Child, path: &[u8]) -> Result<(Child, bool)> {
+        let (node, stored) = match child {
+            Child::Empty => return Ok((Child::Empty, false)),
+            Child::Hash(h) => (self.load(&h)?, Some(h)),
+            Child::Node(n) => (*n, None),
         };
-        match node.as_ref() {
-            Node::Leaf { path: lp, .. } => Ok((lp.as_slice() == path).then_some(Child::Empty)),
-            Node::Extension { path: ep, child } => {
-                if !path.starts_with(ep) {
-                    return Ok(None);
+        let unchanged = |node: Node| {
+            let c = match stored {
+                Some(h) => Child::Hash(h),
+                None => Child::Node(Box::new(node)),
+            };
+            Ok((c, false))
+        };
+        match node {
+            Node::Leaf { path: lp, value } => {
+                if lp.as_slice() == path {
+                    Ok((Child::Empty, true))
+                } else {
+                    unchanged(Node::Leaf { path: lp, value })
                 }
-                let Some(new) = self.delete_at(child, &path[ep.len()..])? else {
-                    return Ok(None);
-                };
-                self.with_path(ep, new).map(Some)
             }
-            Node::Branch { children, value } => {
-                let mut children = children.clone();
-                let mut value = value.clone();
+            Node::Extension { path: ep, child } => {
+                let Some(rest) = path.strip_prefix(ep.as_slice()) else {
+                    return unchanged(Node::Extension { path: ep, child });
+                };
+                let (new, changed) = self.delete_at(child, rest)?;
+                if !changed {
+                    return unchanged(Node::Extension {
+                        path: ep,
+                        child: new,
+                    });
+                }
+                Ok((self.with_path(&ep, new)?, true))
+            }
+            Node::Branch {
+                mut children,
+                mut value,
+            } => {
                 match path.split_first() {
                     None => {
                         if value.take().is_none() {
-                            return Ok(None);
+                            return unchanged(Node::Branch { children, value });
                         }
                     }
                     Some((&i, tail)) => {
-                        let Some(new) = self.delete_at(&children[i as usize], tail)? else {
-                            return Ok(None);
-                        };
+                        let slot = std::mem::replace(&mut children[i as usize], Child::Empty);
+                        let (new, changed) = self.delete_at(slot, tail)?;
                         children[i as usize] = new;
+                        if !changed {
+                            return unchanged(Node::Branch { children, value });
+                        }
                     }
                 }
-                self.collapse(children, value).map(Some)
+                Ok((self.collapse(children, value)?, true))
             }
         }
     }
