@@ -217,13 +217,15 @@ impl Chain {
 
     /// Checks `tx` against the head state and adds it to the pool; its hash.
     pub fn submit(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
-        // The pool's lock first: a block being sealed finishes (and moves the head) before
-        // this transaction is checked against the head's state.
+        // Signatures are recovered before the pool's lock is taken (libsecp256k1, once).
+        let signers = tx.recovered();
+        // The pool's lock, then the head: a block being sealed finishes (and moves the head)
+        // before this transaction is checked against the head's state.
         let mut pool = self.pool();
         let root = self.head().header.state_root;
         let nodes = DbNodes(&self.db);
         let state = State::at(&nodes, root);
-        let hash = pool.add(tx, self.chain_id(), self.unit_price(), |a| {
+        let hash = pool.add(tx, signers, self.chain_id(), self.unit_price(), |a| {
             state.account(a).map_err(|e| e.to_string())
         })?;
         drop(pool);

@@ -103,11 +103,13 @@ impl Pool {
         self.senders.get(sender).map_or(state_nonce, |s| s.0)
     }
 
-    /// Checks `tx` against the head state (`account` gives an account as of the head) and
-    /// adds it. Returns its hash.
+    /// Checks `tx`, whose signers were recovered beforehand (`Transaction::recovered`, outside
+    /// the pool's lock: it is the costly part), against the head state (`account` gives an
+    /// account as of the head) and adds it. Returns its hash.
     pub fn add(
         &mut self,
         tx: Transaction,
+        signers: Result<Vec<crate::types::account_key::Signer>, crate::types::transaction::TxError>,
         chain_id: u64,
         unit_price: u64,
         account: impl Fn(&Address) -> Result<Account, String>,
@@ -145,7 +147,7 @@ impl Pool {
         if to.as_ref().is_some_and(reserved) {
             return Err(PoolError::Reserved);
         }
-        let signers = tx.recovered().map_err(|_| PoolError::InvalidSignature)?;
+        let signers = signers.map_err(|_| PoolError::InvalidSignature)?;
         let sig_chain = match &tx {
             Transaction::Legacy(t) => t.signature.map(|s| s.chain_id()),
             Transaction::ValueTransfer(t) => t.signatures.first().map(|s| s.chain_id()),
