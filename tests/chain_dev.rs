@@ -564,8 +564,24 @@ fn an_account_update_changes_who_may_sign() {
         json!("0x0")
     );
 
+    assert_eq!(
+        ok(call("chain_getAccountKey", json!([dev]))),
+        json!({"keyType": 1, "key": {}})
+    );
     let hash = ok(update(public_k1));
     wait_for_block(&call, "0x1");
+    // Reference 7.3: K1's point.
+    assert_eq!(
+        ok(call("chain_getAccountKey", json!([dev]))),
+        json!({"keyType": 2, "key": {
+            "x": "0x4bc2a31265153f07e70e0bab08724e6b85e217f8cd628ceb62974247bb493382",
+            "y": "0xce28cab79ad7119ee1ad3ebcdb98a16805211530ecc6cfefa1b88e6dff99232a"}})
+    );
+    assert_eq!(
+        ok(call("chain_getAccountKey", json!([dev, "0x0"]))),
+        json!({"keyType": 1, "key": {}}),
+        "the key at genesis"
+    );
     let receipt = ok(call("chain_getTransactionReceipt", json!([hash])));
     assert_eq!(
         receipt["gasUsed"],

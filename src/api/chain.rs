@@ -19,7 +19,7 @@ use crate::keystore::{unlock::Unlocked, Error as KsError, Keystore};
 use crate::method;
 use crate::rpc::{Call, Feed, FeedKind, HexBytes, Params};
 use crate::service::{Service, Worker};
-use crate::types::json::{BlockJson, ReceiptJson, TransactionJson};
+use crate::types::json::{AccountKeyJson, BlockJson, ReceiptJson, TransactionJson};
 
 /// How stale `chain_sign`'s look at the keystore directory may be: a key file removed by
 /// another process is noticed within this. Looking on every call (a directory `stat`, which
@@ -98,6 +98,12 @@ impl Namespace for ChainApi {
             Self::get_block_by_hash
         ),
         method!(
+            "chain_getAccountKey",
+            [p("address", K::Address), opt("block", K::String)],
+            "The account key of an address at a block (latest by default)",
+            Self::get_account_key
+        ),
+        method!(
             "chain_getTransactionByHash",
             [p("hash", K::Bytes)],
             "A transaction by hash, sealed or pending (null when unknown)",
@@ -169,6 +175,12 @@ impl ChainApi {
         let address: Address = p.required(0)?;
         let block = block_number(p, 1)?;
         Ok(self.chain()?.account(&address, block)?)
+    }
+
+    /// `chain_getAccountKey(address, block?)`: the JSON form of reference 7.6 (an address the
+    /// state does not hold has the legacy key).
+    fn get_account_key(&self, _: &Call, p: &Params) -> Result<Option<AccountKeyJson>> {
+        Ok(self.account_at(p)?.map(|a| AccountKeyJson::from(&a.key)))
     }
 
     /// `chain_getBalance(address, block?)`: the balance, as a quantity.

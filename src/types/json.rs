@@ -288,3 +288,113 @@ impl BlockJson {
         }
     }
 }
+
+/// An account key as `chain_getAccountKey` answers it (reference 7.6): `keyType` and `key`
+/// as JSON numbers and objects.
+#[derive(Debug, Serialize)]
+pub struct AccountKeyJson {
+    #[serde(rename = "keyType")]
+    pub key_type: u8,
+    pub key: KeyBody,
+}
+
+/// The `key` member of [`AccountKeyJson`].
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum KeyBody {
+    Empty(Empty),
+    Public(Point),
+    Multisig { threshold: u32, keys: Vec<Weighted> },
+    Roles(Vec<AccountKeyJson>),
+}
+
+/// `{}`.
+#[derive(Debug, Serialize)]
+pub struct Empty {}
+
+/// A public key's point, coordinates as quantities.
+#[derive(Debug, Serialize)]
+pub struct Point {
+    pub x: String,
+    pub y: String,
+}
+
+/// One key of a weighted multisig key.
+#[derive(Debug, Serialize)]
+pub struct Weighted {
+    pub weight: u32,
+    pub key: Point,
+}
+
+fn point(k: &super::account_key::CompressedKey) -> Point {
+    // The key was checked to be on the curve when it was decoded.
+    let full = secp256k1::PublicKey::from_slice(k)
+        .map(|p| p.serialize_uncompressed())
+        .unwrap_or([0; 65]);
+    let coordinate = |b: &[u8]| quantity(&b.try_into().expect("32 bytes"));
+    Point {
+        x: coordinate(&full[1..33]),
+        y: coordinate(&full[33..]),
+    }
+}
+
+impl From<&super::account_key::AccountKey> for AccountKeyJson {
+    fn from(k: &super::account_key::AccountKey) -> AccountKeyJson {
+        use super::account_key::AccountKey as K;
+        let key = match k {
+            K::Nil | K::Legacy | K::Fail => KeyBody::Empty(Empty {}),
+            K::Public(p) => KeyBody::Public(point(p)),
+            K::WeightedMultisig { threshold, keys } => KeyBody::Multisig {
+                threshold: *threshold,
+                keys: keys
+                    .iter()
+                    .map(|(w, p)| Weighted {
+                        weight: *w,
+                        key: point(p),
+                    })
+                    .collect(),
+            },
+            K::RoleBased(roles) => KeyBody::Roles(roles.iter().map(AccountKeyJson::from).collect()),
+        };
+        AccountKeyJson {
+            key_type: k.type_code(),
+            key,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::account_key::AccountKey;
+
+    /// Reference 7.3 and 7.6: K1's point, and the shapes of each kind.
+    #[test]
+    fn account_keys_as_json() {
+        let k1: [u8; 33] =
+            hex::decode("024bc2a31265153f07e70e0bab08724e6b85e217f8cd628ceb62974247bb493382")
+                .unwrap()
+                .try_into()
+                .unwrap();
+        let public = serde_json::to_string(&AccountKeyJson::from(&AccountKey::Public(k1))).unwrap();
+        assert_eq!(
+            public,
+            r#"{"keyType":2,"key":{"x":"0x4bc2a31265153f07e70e0bab08724e6b85e217f8cd628ceb62974247bb493382","y":"0xce28cab79ad7119ee1ad3ebcdb98a16805211530ecc6cfefa1b88e6dff99232a"}}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&AccountKeyJson::from(&AccountKey::Legacy)).unwrap(),
+            r#"{"keyType":1,"key":{}}"#
+        );
+        let ms = AccountKey::WeightedMultisig {
+            threshold: 2,
+            keys: vec![(1, k1)],
+        };
+        let text = serde_json::to_string(&AccountKeyJson::from(&AccountKey::RoleBased(vec![
+            ms,
+            AccountKey::Fail,
+        ])))
+        .unwrap();
+        assert!(text.starts_with(r#"{"keyType":5,"key":[{"keyType":4,"key":{"threshold":2,"keys":[{"weight":1,"key":{"x":"0x4bc2"#), "{text}");
+        assert!(text.ends_with(r#"{"keyType":3,"key":{}}]}"#), "{text}");
+    }
+}
