@@ -176,7 +176,7 @@ fn a_raw_value_transfer_is_sealed() {
         "--rpcport",
         "0",
         "--rpcapi",
-        "chain",
+        "chain,debug,txpool",
     ]);
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
@@ -367,6 +367,31 @@ fn a_raw_value_transfer_is_sealed() {
             json!([format!("0x{}", "00".repeat(32))])
         )),
         Value::Null
+    );
+
+    // debug_getBlockRlp: the block's RLP (hex without 0x) decodes to the same hash.
+    let rlp = ok(call("debug_getBlockRlp", json!([1])));
+    let block =
+        chain_node::types::block::Block::decode(&hex::decode(rlp.as_str().unwrap()).unwrap())
+            .unwrap();
+    assert_eq!(json!(format!("0x{}", hex::encode(block.hash()))), block1);
+    assert_eq!(
+        ok(call("debug_getBlockRlp", json!([block1]))),
+        rlp,
+        "by hash"
+    );
+    assert_eq!(
+        err(call("debug_getBlockRlp", json!([9]))),
+        (-32000, "block 9 not found".to_string())
+    );
+    // The pool is empty again.
+    assert_eq!(
+        ok(call("txpool_status", json!([]))),
+        json!({"pending": "0x0", "queued": "0x0"})
+    );
+    assert_eq!(
+        ok(call("txpool_content", json!([]))),
+        json!({"pending": {}, "queued": {}})
     );
 
     // The same transaction again: its nonce is used.

@@ -955,7 +955,7 @@ fn default_modules_per_transport() {
     let mut c = ipc_of(&n);
     assert_eq!(
         ok(c.call("rpc_modules", json!([]))),
-        modules(&["admin", "chain", "net", "personal", "rpc", "web3"])
+        modules(&["admin", "chain", "debug", "net", "personal", "rpc", "txpool", "web3"])
     );
     assert_eq!(ok(c.call("personal_listAccounts", json!([]))), json!([]));
     assert_eq!(

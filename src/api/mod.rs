@@ -4,12 +4,14 @@
 
 pub mod admin;
 pub mod chain;
+pub mod debug;
 pub mod error;
 pub mod method;
 pub mod net;
 pub mod personal;
 pub mod rpc;
 pub mod spec;
+pub mod txpool;
 pub mod web3;
 
 use std::sync::Arc;
@@ -63,6 +65,8 @@ pub struct Apis {
     pub net: Arc<net::NetApi>,
     pub personal: Arc<personal::PersonalApi>,
     pub rpc: Arc<rpc::RpcApi>,
+    pub debug: Arc<debug::DebugApi>,
+    pub txpool: Arc<txpool::TxpoolApi>,
     pub web3: Arc<web3::Web3Api>,
 }
 
@@ -71,9 +75,11 @@ impl Apis {
     pub fn register(&self, r: &mut Registry) {
         register(&self.admin, r);
         register(&self.chain, r);
+        register(&self.debug, r);
         register(&self.net, r);
         register(&self.personal, r);
         register(&self.rpc, r);
+        register(&self.txpool, r);
         register(&self.web3, r);
     }
 }

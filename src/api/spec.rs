@@ -6,16 +6,18 @@
 use std::sync::LazyLock;
 
 use super::method::{specs, MethodSpec};
-use super::{admin, chain, net, personal, rpc, web3};
+use super::{admin, chain, debug, net, personal, rpc, txpool, web3};
 
 static METHODS: LazyLock<Vec<MethodSpec>> = LazyLock::new(|| {
     // Modules in alphabetical order, methods in each namespace's declared order.
     let mut v = Vec::new();
     v.extend(specs::<admin::AdminApi>());
     v.extend(specs::<chain::ChainApi>());
+    v.extend(specs::<debug::DebugApi>());
     v.extend(specs::<net::NetApi>());
     v.extend(specs::<personal::PersonalApi>());
     v.extend(specs::<rpc::RpcApi>());
+    v.extend(specs::<txpool::TxpoolApi>());
     v.extend(specs::<web3::Web3Api>());
     v
 });
@@ -89,6 +91,8 @@ mod tests {
             net: Arc::new(net::NetApi::new(1, Arc::new(AtomicBool::new(false)))),
             personal: Arc::new(personal::PersonalApi::new(ks, unlocked, false)),
             rpc: Arc::new(rpc::RpcApi),
+            debug: Arc::new(debug::DebugApi::new(None)),
+            txpool: Arc::new(txpool::TxpoolApi::new(None)),
             web3: Arc::new(web3::Web3Api),
         };
         let mut r = Registry::default();
@@ -132,7 +136,7 @@ mod tests {
         }
         assert_eq!(
             modules(),
-            ["admin", "chain", "net", "personal", "rpc", "web3"]
+            ["admin", "chain", "debug", "net", "personal", "rpc", "txpool", "web3"]
         );
         let sub = find("chain_subscribe").unwrap();
         assert_eq!(

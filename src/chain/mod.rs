@@ -370,6 +370,11 @@ impl Chain {
         locks.entry(*sender).or_default().clone()
     }
 
+    /// The pending transactions with their senders, in arrival order.
+    pub fn pending(&self) -> Vec<(Transaction, Address)> {
+        self.pool().pending_list()
+    }
+
     /// The next nonce of `address`, counting its pending transactions.
     pub fn pending_nonce(&self, address: &Address) -> Result<u64, ChainError> {
         let pool = self.pool();

@@ -93,6 +93,14 @@ impl Pool {
         std::mem::take(&mut self.pending)
     }
 
+    /// The pending transactions with their senders, in arrival order.
+    pub fn pending_list(&self) -> Vec<(Transaction, Address)> {
+        self.pending
+            .iter()
+            .map(|p| (p.tx.clone(), p.sender))
+            .collect()
+    }
+
     /// The pending transaction with this hash.
     pub fn find(&self, hash: &[u8; 32]) -> Option<&Pending> {
         self.pending.iter().find(|p| &p.hash == hash)

@@ -401,6 +401,8 @@ impl Node {
                 .with_chain(chain.clone()),
             ),
             rpc: Arc::new(RpcApi),
+            debug: Arc::new(crate::api::debug::DebugApi::new(chain.clone())),
+            txpool: Arc::new(crate::api::txpool::TxpoolApi::new(chain.clone())),
             web3: Arc::new(Web3Api),
         };
         let mut registry = Registry::new(limit);

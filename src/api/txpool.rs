@@ -1,0 +1,140 @@
+//! `txpool`: what the transaction pool holds. Shapes as go-ethereum's `txpool` namespace,
+//! which the reference node carries: per sender, per nonce (decimal strings as keys).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::error::{Error, Result};
+use super::method::{Method, Namespace};
+use crate::chain::state::quantity;
+use crate::chain::Chain;
+use crate::method;
+use crate::rpc::{Call, Params};
+use crate::types::json::{Location, TransactionJson};
+use crate::types::transaction::Transaction;
+
+/// The `txpool` namespace.
+pub struct TxpoolApi {
+    chain: Option<Arc<Chain>>,
+}
+
+/// `txpool_status`.
+#[derive(Serialize)]
+pub struct Status {
+    pub pending: String,
+    pub queued: String,
+}
+
+/// A pool view: pending and queued transactions by sender and nonce.
+#[derive(Serialize)]
+pub struct ByAccount<T> {
+    pub pending: BTreeMap<String, BTreeMap<String, T>>,
+    pub queued: BTreeMap<String, BTreeMap<String, T>>,
+}
+
+impl Namespace for TxpoolApi {
+    const MODULE: &'static str = "txpool";
+    const METHODS: &'static [Method<Self>] = &[
+        method!(
+            "txpool_status",
+            [],
+            "How many transactions are pending and queued",
+            Self::status
+        ),
+        method!(
+            "txpool_content",
+            [],
+            "The pending and queued transactions, by sender and nonce",
+            Self::content
+        ),
+        method!(
+            "txpool_inspect",
+            [],
+            "A one-line summary of each pooled transaction, by sender and nonce",
+            Self::inspect
+        ),
+    ];
+}
+
+fn nonce_of(tx: &Transaction) -> u64 {
+    match tx {
+        Transaction::Legacy(t) => t.nonce,
+        Transaction::ValueTransfer(t) => t.nonce,
+        Transaction::AccountUpdate(t) => t.nonce,
+    }
+}
+
+impl TxpoolApi {
+    pub fn new(chain: Option<Arc<Chain>>) -> TxpoolApi {
+        TxpoolApi { chain }
+    }
+
+    fn chain(&self) -> Result<&Chain> {
+        self.chain.as_deref().ok_or(Error::NoChain)
+    }
+
+    /// `txpool_status`: `{pending, queued}` as quantities (nothing is queued today: the pool
+    /// takes only a sender's next nonce).
+    fn status(&self, _: &Call, _: &Params) -> Result<Status> {
+        Ok(Status {
+            pending: format!("0x{:x}", self.chain()?.pending().len()),
+            queued: "0x0".into(),
+        })
+    }
+
+    fn by_account<T>(
+        &self,
+        f: impl Fn(&Transaction, crate::crypto::Address) -> T,
+    ) -> Result<ByAccount<T>> {
+        let mut pending: BTreeMap<String, BTreeMap<String, T>> = BTreeMap::new();
+        for (tx, sender) in self.chain()?.pending() {
+            pending
+                .entry(format!("0x{}", hex::encode(sender.0)))
+                .or_default()
+                .insert(nonce_of(&tx).to_string(), f(&tx, sender));
+        }
+        Ok(ByAccount {
+            pending,
+            queued: BTreeMap::new(),
+        })
+    }
+
+    /// `txpool_content`: each transaction object (pending form).
+    fn content(&self, _: &Call, _: &Params) -> Result<ByAccount<TransactionJson>> {
+        self.by_account(|tx, sender| TransactionJson::new(tx, sender, Location::PENDING))
+    }
+
+    /// `txpool_inspect`: `<to>: <value> wei + <gas> gas × <gasPrice> wei`.
+    fn inspect(&self, _: &Call, _: &Params) -> Result<ByAccount<String>> {
+        self.by_account(|tx, _| {
+            let (to, value, gas, price) = match tx {
+                Transaction::Legacy(t) => (
+                    t.to.map(|a| format!("0x{}", hex::encode(a.0))),
+                    t.value,
+                    t.gas,
+                    t.gas_price,
+                ),
+                Transaction::ValueTransfer(t) => (
+                    Some(format!("0x{}", hex::encode(t.to.0))),
+                    t.value,
+                    t.gas,
+                    t.gas_price,
+                ),
+                Transaction::AccountUpdate(t) => (None, [0; 32], t.gas, t.gas_price),
+            };
+            let decimal = |v: &[u8; 32]| {
+                u128::from_str_radix(quantity(v).trim_start_matches("0x"), 16)
+                    .map_or_else(|_| quantity(v), |n| n.to_string())
+            };
+            format!(
+                "{}: {} wei + {} gas × {} wei",
+                to.unwrap_or_else(|| "account update".into()),
+                decimal(&value),
+                gas,
+                decimal(&price)
+            )
+        })
+    }
+}
