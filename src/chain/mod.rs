@@ -670,4 +670,64 @@ mod tests {
             "{err}"
         );
     }
+
+    #[test]
+    fn a_sealed_block_is_signed_by_the_validator_and_holds_the_new_state() {
+        use crate::types::transaction::ValueTransfer;
+        let dir = tempfile::tempdir().unwrap();
+        let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let mut funds = [0u8; 32];
+        funds[20] = 1; // 2^88
+        let chain = Chain::open(dir.path(), &Genesis::dev(key.address(), funds)).unwrap();
+        let to = Address([0x35; 20]);
+        let mut price = [0u8; 32];
+        price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
+        let mut value = [0u8; 32];
+        value[31] = 5;
+        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+            nonce: 0,
+            gas_price: price,
+            gas: 21_000,
+            to,
+            value,
+            from: key.address(),
+            signatures: Vec::new(),
+        });
+        tx.sign(&key, chain.chain_id());
+        let hash = chain.submit(tx).unwrap();
+        assert_eq!(chain.pending().len(), 1);
+        assert_eq!(chain.pending_nonce(&key.address()).unwrap(), 1);
+        let block_hash = chain.seal(&key).unwrap().unwrap();
+        assert!(chain.pending().is_empty());
+        assert_eq!(chain.seal(&key).unwrap(), None, "nothing left to seal");
+        let b = chain.block_by_number(Some(1)).unwrap().unwrap();
+        assert_eq!((b.hash, b.header.hash()), (block_hash, block_hash));
+        assert_eq!(b.header.parent_hash, chain.genesis_hash().unwrap());
+        let bft = BftExtra::decode(&b.header.extra).unwrap();
+        assert_eq!(bft.validators, vec![key.address()]);
+        let recover = |hash: &[u8; 32], sig: &[u8]| {
+            crate::crypto::recover_address(hash, sig[..64].try_into().unwrap(), sig[64]).unwrap()
+        };
+        assert_eq!(
+            recover(&b.header.seal_hash().unwrap(), &bft.seal),
+            key.address()
+        );
+        let mut commit = block_hash.to_vec();
+        commit.push(0x02);
+        assert_eq!(
+            recover(&keccak256(&commit), &bft.committed_seals[0]),
+            key.address()
+        );
+        assert_eq!(b.transactions[0].0.hash(), hash);
+        let record = chain.transaction(&hash).unwrap().unwrap();
+        assert_eq!(record.receipt, Some((1, 21_000)));
+        assert_eq!(chain.account(&to, None).unwrap().unwrap().balance, value);
+        assert_eq!(
+            chain.account(&key.address(), None).unwrap().unwrap().nonce,
+            1
+        );
+        // The block's roots are those of its content.
+        let enc = vec![b.transactions[0].0.encode()];
+        assert_eq!(b.header.transactions_root, DeriveSha::Original.root(&enc));
+    }
 }
