@@ -111,7 +111,8 @@ fn a_node_without_a_chain_says_so() {
         err(reply),
         (
             -32000,
-            "this node has no chain: start it with --dev".to_string()
+            "this node has no chain: start it with --dev, or after chaind init GENESIS.json"
+                .to_string()
         )
     );
 }
@@ -743,4 +744,92 @@ fn a_killed_node_reopens_consistent_and_keeps_sealing() {
             std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap())
         };
     }
+}
+
+fn chaind(datadir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(common::chaind_bin())
+        .arg("--datadir")
+        .arg(datadir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `chaind init GENESIS.json` writes the genesis block of a file; a node started on that data
+/// directory serves that chain; a bad file and another chain are refused, changing nothing.
+#[test]
+fn init_writes_a_genesis_that_the_node_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let funded = "0x1111111111111111111111111111111111111111";
+    let good = common::write_file(
+        dir.path(),
+        "genesis.json",
+        &format!(
+            r#"{{"config": {{"chainId": 2024, "unitPrice": 1}}, "alloc": {{"{funded}": {{"balance": "0x64"}}}}}}"#
+        ),
+    );
+    let dd = dir.path().join("dd");
+    let out = chaind(&dd, &["init", good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Genesis block written hash=0x"));
+    // Again with the same file: nothing to do, still fine.
+    assert_eq!(
+        chaind(&dd, &["init", good.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+
+    let bad = common::write_file(
+        dir.path(),
+        "bad.json",
+        r#"{"config": {"chainId": 0}, "alloc": {}}"#,
+    );
+    let out = chaind(&dd, &["init", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: {}: invalid genesis file: config.chainId: must be at least 1\n",
+            bad.display()
+        )
+    );
+    let other = common::write_file(dir.path(), "other.json", r#"{"alloc": {}}"#);
+    let out = chaind(&dd, &["init", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the chain database holds another chain"),
+        "{out:?}"
+    );
+
+    let dd_dir = tempfile::TempDir::new_in(dir.path()).unwrap();
+    std::fs::remove_dir(dd_dir.path()).unwrap();
+    std::fs::rename(&dd, dd_dir.path()).unwrap();
+    let n = Node::start_in(
+        dd_dir,
+        &[
+            "--rpc",
+            "--rpcaddr",
+            "127.0.0.1",
+            "--rpcport",
+            "0",
+            "--rpcapi",
+            "chain",
+        ],
+    );
+    let url = n.http.clone().unwrap();
+    assert_eq!(
+        ok(http_call(&url, "chain_chainID", json!([]))),
+        json!("0x7e8")
+    );
+    assert_eq!(
+        ok(http_call(&url, "chain_gasPrice", json!([]))),
+        json!("0x1")
+    );
+    assert_eq!(
+        ok(http_call(&url, "chain_getBalance", json!([funded]))),
+        json!("0x64")
+    );
+    assert_eq!(
+        ok(http_call(&url, "chain_blockNumber", json!([]))),
+        json!("0x0")
+    );
 }

@@ -30,7 +30,7 @@ pub enum Error {
     #[error(transparent)]
     Transaction(#[from] crate::types::transaction::TxError),
     /// A chain method on a node started without a chain.
-    #[error("this node has no chain: start it with --dev")]
+    #[error("this node has no chain: start it with --dev, or after chaind init GENESIS.json")]
     NoChain,
 }
 

@@ -22,9 +22,13 @@ use clap::{CommandFactory, Parser};
 logged on one line, e.g. `HTTP endpoint opened url=http://127.0.0.1:PORT`, \
 `WebSocket endpoint opened url=ws://127.0.0.1:PORT`, `IPC endpoint opened url=PATH`. \
 Flags marked \"accepted for compatibility\" are parsed and checked but change nothing yet: \
-this node has no peer-to-peer layer, chain, state trie or debug module."
+this node has no peer-to-peer layer, trie-node cache or state migration yet. \
+`chaind init GENESIS.json` writes a chain's genesis block into the data directory; a node \
+started there serves that chain (without --dev it does not seal)."
 )]
 pub struct Config {
+    #[command(subcommand)]
+    pub command: Option<Subcommand>,
     /// Data directory: databases, the keystore, the node key, the IPC socket [default: the
     /// per-user data dir, e.g. ~/.local/share/chaind]
     #[arg(long, value_name = "DIR")]
@@ -474,6 +478,19 @@ fn strip_comment(s: &str) -> &str {
         }
     }
     s
+}
+
+/// What `chaind` does instead of running the node.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Subcommand {
+    /// Write the genesis block of GENESIS.json into the data directory (chaindata), which a
+    /// node started there then serves; refused when the data directory holds another chain
+    Init {
+        /// The genesis file: {"config": {"chainId", "unitPrice"}, "networkId", "validator",
+        /// "timestamp", "alloc": {"0x<address>": {"balance": "0x<wei>"}}}
+        #[arg(value_name = "GENESIS.json")]
+        genesis: PathBuf,
+    },
 }
 
 impl Config {

@@ -339,7 +339,10 @@ impl Node {
         };
         let keystore = Arc::new(Keystore::open(&ks_dir)?.with_scrypt(scrypt));
         let mut sealer = None;
-        let chain = if cfg.dev {
+        let chain = if let Some(genesis) = init_genesis(&layout)? {
+            // A chain written by `chaind init`: served, not sealed (no --dev validator).
+            Some(Arc::new(Chain::open(&layout.chaindata(), &genesis)?))
+        } else if cfg.dev {
             let developer = ensure_dev_account(&layout, &keystore)?;
             // The developer account is the validator: its key (passphrase empty) seals.
             let validator = keystore.load_key(developer, "")?;
@@ -480,6 +483,70 @@ impl Node {
 
 /// On a fresh `--dev` data directory, creates the developer account (empty passphrase) and
 /// records its address in `<datadir>/dev-account`; later starts leave the keystore alone.
+/// The genesis file `chaind init` kept in the data directory.
+const INIT_GENESIS: &str = "genesis.json";
+
+/// The genesis that `chaind init` wrote into `datadir`, if any.
+fn init_genesis(datadir: &DataDir) -> Result<Option<Genesis>, StartError> {
+    let path = datadir.chaindata().join(INIT_GENESIS);
+    match std::fs::read(&path) {
+        Ok(bytes) => Genesis::parse(&bytes)
+            .map(Some)
+            .map_err(|e| StartError::Service(format!("{}: {e}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StartError::Service(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// `chaind init GENESIS.json`: checks the file, writes its genesis block into the data
+/// directory (refused when it holds another chain), and keeps the file there for the node.
+/// Returns the exit code: 0, 2 for a bad file, 1 when the data directory cannot take it.
+pub fn init(cfg: &Config, genesis_file: &Path) -> i32 {
+    let bytes = match std::fs::read(genesis_file) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", genesis_file.display());
+            return 2;
+        }
+    };
+    let genesis = match Genesis::parse(&bytes) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("error: {}: {e}", genesis_file.display());
+            return 2;
+        }
+    };
+    let datadir = cfg.datadir.clone().unwrap_or_else(datadir::default_datadir);
+    let layout = DataDir::new(&datadir);
+    let opened = layout
+        .create()
+        .map_err(StartError::from)
+        .and_then(|()| layout.lock().map_err(StartError::from))
+        .and_then(|lock| {
+            let chain = Chain::open(&layout.chaindata(), &genesis)?;
+            atomic::write_atomic(&layout.chaindata().join(INIT_GENESIS), &bytes, |_, _| {
+                Ok::<_, datadir::Error>(())
+            })?;
+            Ok((chain.genesis_hash()?, lock))
+        });
+    match opened {
+        Ok((hash, _lock)) => {
+            log::info(
+                "Genesis block written",
+                &[
+                    ("hash", &format!("0x{}", hex::encode(hash))),
+                    ("chainid", &genesis.chain_id.to_string()),
+                ],
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
+
 /// The developer account's balance in the `--dev` genesis: 10^9 of the coin (10^27 of its
 /// smallest unit).
 const DEV_BALANCE: [u8; 32] = {
@@ -545,6 +612,9 @@ fn raise_open_files_limit() {
 /// code.
 pub fn run(cfg: Config) -> i32 {
     use signal_hook::consts::{SIGINT, SIGTERM};
+    if let Some(config::Subcommand::Init { genesis }) = &cfg.command {
+        return init(&cfg, genesis);
+    }
     // Register before starting, so that a signal during start-up is not lost.
     let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
         Ok(s) => s,
