@@ -6,6 +6,30 @@ mod common;
 use common::{err, http_call, ok, Node};
 use serde_json::{json, Value};
 
+/// The arguments of a node with HTTP on 127.0.0.1 (any free port) offering `apis`, with
+/// `--dev` when `dev`.
+fn http_args(dev: bool, apis: &str) -> Vec<&str> {
+    let mut args = if dev { vec!["--dev"] } else { Vec::new() };
+    args.extend([
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        apis,
+    ]);
+    args
+}
+
+fn http_node(dev: bool, apis: &str) -> Node {
+    Node::start(&http_args(dev, apis))
+}
+
+fn http_node_in(dir: tempfile::TempDir, dev: bool, apis: &str) -> Node {
+    Node::start_in(dir, &http_args(dev, apis))
+}
+
 fn dev_account(n: &Node) -> String {
     std::fs::read_to_string(n.datadir.path().join("dev-account"))
         .unwrap()
@@ -27,16 +51,7 @@ fn chain_opened_hash(n: &Node) -> String {
 
 #[test]
 fn the_dev_chain_starts_at_a_funded_genesis() {
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain",
-    ]);
+    let n = http_node(true, "chain");
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
     let dev = dev_account(&n);
@@ -97,15 +112,7 @@ fn a_data_directory_keeps_its_chain() {
 
 #[test]
 fn a_node_without_a_chain_says_so() {
-    let n = Node::start(&[
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain",
-    ]);
+    let n = http_node(false, "chain");
     let reply = http_call(n.http.as_ref().unwrap(), "chain_blockNumber", json!([]));
     assert_eq!(
         err(reply),
@@ -169,16 +176,7 @@ fn wait_for_block(call: &dyn Fn(&str, Value) -> Value, number: &str) {
 /// move; every refused transaction leaves the state and the pool as they were.
 #[test]
 fn a_raw_value_transfer_is_sealed() {
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain,debug,txpool",
-    ]);
+    let n = http_node(true, "chain,debug,txpool");
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
     let dev = dev_account(&n);
@@ -407,16 +405,7 @@ fn a_raw_value_transfer_is_sealed() {
 /// bad call is refused before anything is signed or changed.
 #[test]
 fn personal_send_value_transfer() {
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain,personal",
-    ]);
+    let n = http_node(true, "chain,personal");
     let url = n.http.clone().unwrap();
     let dev = dev_account(&n);
     let to = "0x7777777777777777777777777777777777777777";
@@ -541,16 +530,7 @@ fn subscriptions_hear_pending_transactions_and_new_heads() {
 /// sealed; malformed keys are refused before anything is signed.
 #[test]
 fn an_account_update_changes_who_may_sign() {
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain,personal",
-    ]);
+    let n = http_node(true, "chain,personal");
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
     let dev = dev_account(&n);
@@ -653,19 +633,7 @@ fn an_account_update_changes_who_may_sign() {
 fn a_killed_node_reopens_consistent_and_keeps_sealing() {
     let mut datadir = tempfile::tempdir().unwrap();
     for (round, wait_ms) in [37u64, 90, 160].into_iter().enumerate() {
-        let mut n = Node::start_in(
-            datadir,
-            &[
-                "--dev",
-                "--rpc",
-                "--rpcaddr",
-                "127.0.0.1",
-                "--rpcport",
-                "0",
-                "--rpcapi",
-                "chain,personal",
-            ],
-        );
+        let mut n = http_node_in(datadir, true, "chain,personal");
         let url = n.http.clone().unwrap();
         let dev = dev_account(&n);
         let stop = std::sync::atomic::AtomicBool::new(false);
@@ -695,19 +663,7 @@ fn a_killed_node_reopens_consistent_and_keeps_sealing() {
         });
         datadir = std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap());
         drop(n);
-        let n = Node::start_in(
-            datadir,
-            &[
-                "--dev",
-                "--rpc",
-                "--rpcaddr",
-                "127.0.0.1",
-                "--rpcport",
-                "0",
-                "--rpcapi",
-                "chain,personal",
-            ],
-        );
+        let n = http_node_in(datadir, true, "chain,personal");
         let url = n.http.clone().unwrap();
         let call = |m: &str, p: Value| http_call(&url, m, p);
         let head = ok(call("chain_blockNumber", json!([])));
@@ -803,18 +759,7 @@ fn init_writes_a_genesis_that_the_node_serves() {
     let dd_dir = tempfile::TempDir::new_in(dir.path()).unwrap();
     std::fs::remove_dir(dd_dir.path()).unwrap();
     std::fs::rename(&dd, dd_dir.path()).unwrap();
-    let n = Node::start_in(
-        dd_dir,
-        &[
-            "--rpc",
-            "--rpcaddr",
-            "127.0.0.1",
-            "--rpcport",
-            "0",
-            "--rpcapi",
-            "chain",
-        ],
-    );
+    let n = http_node_in(dd_dir, false, "chain");
     let url = n.http.clone().unwrap();
     assert_eq!(
         ok(http_call(&url, "chain_chainID", json!([]))),
