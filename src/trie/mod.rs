@@ -206,21 +206,7 @@ impl<'s> Trie<'s> {
                             value: lv,
                         }));
                     }
-                    if common == path.len() {
-                        branch_value = Some(value);
-                    } else {
-                        children[path[common] as usize] = Child::Node(Box::new(Node::Leaf {
-                            path: path[common + 1..].to_vec(),
-                            value,
-                        }));
-                    }
-                    with_prefix(
-                        &path[..common],
-                        Node::Branch {
-                            children,
-                            value: branch_value,
-                        },
-                    )
+                    split(children, branch_value, path, common, value)
                 }
             }
             Node::Extension { path: ep, child } => {
@@ -230,7 +216,6 @@ impl<'s> Trie<'s> {
                     Node::Extension { path: ep, child }
                 } else {
                     let mut children = empty_children();
-                    let mut branch_value = None;
                     let rest = &ep[common + 1..];
                     children[ep[common] as usize] = if rest.is_empty() {
                         child
@@ -240,21 +225,7 @@ impl<'s> Trie<'s> {
                             child,
                         }))
                     };
-                    if common == path.len() {
-                        branch_value = Some(value);
-                    } else {
-                        children[path[common] as usize] = Child::Node(Box::new(Node::Leaf {
-                            path: path[common + 1..].to_vec(),
-                            value,
-                        }));
-                    }
-                    with_prefix(
-                        &path[..common],
-                        Node::Branch {
-                            children,
-                            value: branch_value,
-                        },
-                    )
+                    split(children, None, path, common, value)
                 }
             }
             Node::Branch {
@@ -478,6 +449,33 @@ fn root_of(root: &Child, store: &mut dyn FnMut(Hash, Vec<u8>)) -> Hash {
             h
         }
     }
+}
+
+/// Completes a split where `path` parts from an existing node after `common` nibbles: the
+/// branch (already holding the existing part) gets `value` at `path`, under an extension
+/// of the common part when there is one.
+fn split(
+    mut children: Box<[Child; 16]>,
+    mut branch_value: Option<Vec<u8>>,
+    path: &[u8],
+    common: usize,
+    value: Vec<u8>,
+) -> Node {
+    if common == path.len() {
+        branch_value = Some(value);
+    } else {
+        children[path[common] as usize] = Child::Node(Box::new(Node::Leaf {
+            path: path[common + 1..].to_vec(),
+            value,
+        }));
+    }
+    with_prefix(
+        &path[..common],
+        Node::Branch {
+            children,
+            value: branch_value,
+        },
+    )
 }
 
 /// With `prefix` non-empty, `node` under an extension of that path; else `node` itself.
