@@ -97,6 +97,14 @@ fn account_keys_encode_and_decode_as_the_reference() {
     // The private keys give the published public keys and address.
     let key1 = SecretKey::from_slice(&bytes(&k["K1"])).unwrap();
     assert_eq!(key1.address(), address(&k["K1_address"]));
+    let full = secp256k1::PublicKey::from_slice(&k1)
+        .unwrap()
+        .serialize_uncompressed();
+    assert_eq!(
+        full.to_vec(),
+        bytes(&k["K1_uncompressed"]),
+        "K1's uncompressed key"
+    );
 }
 
 /// The transaction each vector describes, unsigned.

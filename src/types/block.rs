@@ -357,3 +357,83 @@ impl DeriveSha {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Header {
+        Header {
+            parent_hash: [1; 32],
+            rewardbase: Address([2; 20]),
+            state_root: [3; 32],
+            transactions_root: [4; 32],
+            receipts_root: [5; 32],
+            bloom: Box::new([0; 256]),
+            block_score: [0; 32],
+            number: 7,
+            gas_used: 0,
+            time: 9,
+            time_fos: 0,
+            extra: Vec::new(),
+            governance: Vec::new(),
+            vote: Vec::new(),
+            base_fee: None,
+            random_reveal: None,
+            mix_hash: None,
+        }
+    }
+
+    /// The payload items of a header's RLP.
+    fn items(h: &Header) -> Vec<Vec<u8>> {
+        let enc = h.encode();
+        let mut r = ListReader::whole(&enc).unwrap();
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            out.push(r.raw().unwrap().to_vec());
+        }
+        out
+    }
+
+    /// Reference 10.1: 14, 15 or 17 fields decode; 13, 16 and 18 do not.
+    #[test]
+    fn header_field_counts() {
+        let mut randao = header();
+        randao.random_reveal = Some(vec![0; 96]);
+        randao.mix_hash = Some(vec![0; 32]);
+        let all = items(&randao);
+        assert_eq!(all.len(), 17);
+        for n in 13..=18 {
+            let mut fields: Vec<Vec<u8>> = all.iter().take(n).cloned().collect();
+            if n == 18 {
+                fields.push(vec![0x80]);
+            }
+            let decoded = Header::decode(&list(&fields.concat()));
+            assert_eq!(decoded.is_ok(), matches!(n, 14 | 15 | 17), "{n} fields");
+        }
+        let mut magma = header();
+        magma.base_fee = Some([0; 32]);
+        assert_eq!(Header::decode(&magma.encode()).unwrap(), magma);
+        assert_eq!(Header::decode(&header().encode()).unwrap(), header());
+    }
+
+    /// Extra data that is not the BFT layout hashes by the plain rule, and is refused as BFT.
+    #[test]
+    fn extra_data_that_is_not_bft() {
+        for extra in [vec![0; 31], vec![0; 32], [vec![0; 32], vec![0xc0]].concat()] {
+            let mut h = header();
+            h.extra = extra.clone();
+            assert!(BftExtra::decode(&extra).is_err(), "{extra:02x?}");
+            assert_eq!(h.hash(), keccak256(&h.encode()));
+            assert_eq!(h.seal_hash(), None);
+        }
+        let bft = BftExtra {
+            vanity: [0; 31],
+            round: 3,
+            validators: vec![Address([9; 20])],
+            seal: vec![1; 65],
+            committed_seals: vec![vec![2; 65]],
+        };
+        assert_eq!(BftExtra::decode(&bft.encode()).unwrap(), bft);
+    }
+}

@@ -476,3 +476,98 @@ impl Legacy {
         put_bytes(p, &self.input);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signed(chain_id: u64) -> ValueTransfer {
+        let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+            nonce: 0,
+            gas_price: [0; 32],
+            gas: 21_000,
+            to: Address([0x35; 20]),
+            value: [0; 32],
+            from: key.address(),
+            signatures: Vec::new(),
+        });
+        tx.sign(&key, chain_id);
+        match tx {
+            Transaction::ValueTransfer(t) => t,
+            _ => unreachable!(),
+        }
+    }
+
+    fn decode_with(f: impl FnOnce(&mut ValueTransfer)) -> Result<Transaction, TxError> {
+        let mut t = signed(1000);
+        f(&mut t);
+        Transaction::decode(&Transaction::ValueTransfer(t).encode())
+    }
+
+    /// Reference 3.5: the checks made when a transaction is decoded.
+    #[test]
+    fn signatures_out_of_range_are_refused() {
+        const N: [u8; 32] = [
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            0xff, 0xfe, 0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c,
+            0xd0, 0x36, 0x41, 0x41,
+        ];
+        let bad = Err(TxError::InvalidSignature);
+        assert!(decode_with(|_| {}).is_ok());
+        assert_eq!(decode_with(|t| t.signatures[0].r = [0; 32]), bad);
+        assert_eq!(decode_with(|t| t.signatures[0].s = [0; 32]), bad);
+        assert_eq!(decode_with(|t| t.signatures[0].r = N), bad);
+        assert_eq!(decode_with(|t| t.signatures[0].s = [0xff; 32]), bad);
+        assert_eq!(
+            decode_with(|t| t.signatures[0].v = 27),
+            bad,
+            "typed: always protected"
+        );
+        let other_chain = signed(1001).signatures[0];
+        assert_eq!(
+            decode_with(|t| t.signatures.push(other_chain)),
+            bad,
+            "two chain ids"
+        );
+        let high_s = decode_with(|t| {
+            // n - s: the same signature with a high S, which recovery refuses.
+            let mut borrow = 0i16;
+            for i in (0..32).rev() {
+                let mut d = i16::from(N[i]) - i16::from(t.signatures[0].s[i]) - borrow;
+                borrow = i16::from(d < 0);
+                if d < 0 {
+                    d += 256;
+                }
+                t.signatures[0].s[i] = d as u8;
+            }
+        })
+        .unwrap();
+        assert_eq!(high_s.recovered(), Err(TxError::InvalidSignature));
+    }
+
+    #[test]
+    fn malformed_fields_are_refused() {
+        let good = Transaction::ValueTransfer(signed(1000)).encode();
+        // The `to` address (after nonce 80, gasPrice 80, gas 82 5208) as 19 and 21 bytes.
+        let at = 1 + 2 + 1 + 1 + 3; // type, list header (f8 len), nonce, gas price, gas
+        assert_eq!(good[1], 0xf8);
+        assert_eq!(good[at], 0x94, "a 20-byte string");
+        for (header, len) in [(0x93u8, 19usize), (0x95, 21)] {
+            let mut b = good[..at].to_vec();
+            b.push(header);
+            b.extend(vec![0x35; len]);
+            b.extend_from_slice(&good[at + 21..]);
+            b[2] = (b.len() - 3) as u8;
+            assert!(
+                matches!(Transaction::decode(&b), Err(TxError::Rlp(_))),
+                "{len} bytes"
+            );
+        }
+        // A non-canonical integer: nonce 0 written as 0x00.
+        let mut b = good.clone();
+        assert_eq!(b[3], 0x80);
+        b[3] = 0x00;
+        assert!(matches!(Transaction::decode(&b), Err(TxError::Rlp(_))));
+    }
+}
