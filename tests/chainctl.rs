@@ -516,6 +516,19 @@ command line; give the parameters on standard input: chainctl call personal_impo
 the command line; give null there and --password-file FILE or the terminal prompt, or give the \
 parameters on standard input: chainctl call personal_unlockAccount -\n"
     );
+    // The right passphrase too: nothing is sent, the account stays locked.
+    let right = r#"["0x819104a190255e0cedbdd9d5f59a557633d79db1", "pw", 60]"#;
+    let r = fails(
+        &["--endpoint", e, "call", "personal_unlockAccount", right],
+        2,
+    );
+    assert!(
+        r.stderr
+            .starts_with("error: personal_unlockAccount: the passphrase parameter is a secret"),
+        "{r:?}"
+    );
+    let wallets = ok(&["--endpoint", e, "personal", "listWallets"]);
+    assert_eq!(wallets[0]["status"], json!("Locked"), "{wallets}");
     let r = ctl_stdin(
         &["--endpoint", e, "call", "personal_unlockAccount", "-"],
         Some(unlock),
@@ -577,6 +590,17 @@ command line; give the parameters on standard input: chainctl exec -\n"
         serde_json::from_str::<Value>(&r.stdout).unwrap(),
         json!("0x819104a190255e0cedbdd9d5f59a557633d79db1")
     );
+    // The right passphrase written in the line: refused, nothing sent, the account locked.
+    let right = "personal.unlockAccount('0x819104a190255e0cedbdd9d5f59a557633d79db1', 'p w', 60)";
+    let r = fails(&["--endpoint", e, "exec", right], 2);
+    assert_eq!(
+        r.stderr,
+        "error: personal_unlockAccount: the passphrase parameter is a secret, never taken from \
+the command line; give null there and --password-file FILE or the terminal prompt, or give the \
+parameters on standard input: chainctl exec -\n"
+    );
+    let wallets = ok(&["--endpoint", e, "personal", "listWallets"]);
+    assert_eq!(wallets[0]["status"], json!("Locked"), "{wallets}");
     let dir = tempfile::tempdir().unwrap();
     let pw = write(dir.path(), "pw", "p w\n");
     let line = "personal.unlockAccount(\"0x819104a190255e0cedbdd9d5f59a557633d79db1\", null, 600)";
