@@ -1,10 +1,10 @@
 //! `chainctl`: the JSON-RPC client of `chaind`. The clap definition (also the source of
 //! `man/chainctl*.1`) and the behaviour of every command live here; the binary only calls
 //! [`main`]. The module and method subcommands are built from the method table
-//! ([`crate::api::spec::METHODS`]), and so are the passphrase handling and the console's
+//! ([`crate::api::spec::methods`]), and so are the handling of secrets and the console's
 //! completion: a method added to the table is a command here.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -495,27 +495,8 @@ const MAX_STDIN_PARAMS: usize = 1 << 20;
 
 /// Reads what `call METHOD -` or `exec -` takes from standard input, at most
 /// [`MAX_STDIN_PARAMS`] bytes, into a buffer that is wiped when dropped.
-fn params_from_stdin(what: &str) -> Result<Zeroizing<String>, Failure> {
-    let mut buf = Zeroizing::new(Vec::new());
-    io::stdin()
-        .lock()
-        .take(MAX_STDIN_PARAMS as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Failure::usage(format!("cannot read {what} from standard input: {e}")))?;
-    if buf.len() > MAX_STDIN_PARAMS {
-        return Err(Failure::usage(format!(
-            "{what} on standard input: more than {MAX_STDIN_PARAMS} bytes"
-        )));
-    }
-    match String::from_utf8(std::mem::take(&mut *buf)) {
-        Ok(s) => Ok(Zeroizing::new(s)),
-        Err(e) => {
-            let _wiped = Zeroizing::new(e.into_bytes());
-            Err(Failure::usage(format!(
-                "{what} on standard input: not UTF-8"
-            )))
-        }
-    }
+fn params_from_stdin(what: &'static str) -> Result<Zeroizing<String>, Failure> {
+    passphrase::stdin_text(what, MAX_STDIN_PARAMS).map_err(Failure::usage)
 }
 
 /// Refuses a passphrase or key data written out in params that came from the command line
@@ -652,7 +633,7 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
             let from_stdin = given.is_some_and(|g| g == "-");
             let stdin_text;
             let text = if from_stdin {
-                stdin_text = params_from_stdin("the params")?;
+                stdin_text = params_from_stdin("the params array")?;
                 Some(stdin_text.as_str())
             } else {
                 given.map(String::as_str)

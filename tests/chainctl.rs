@@ -562,6 +562,52 @@ parameters on standard input: chainctl call personal_unlockAccount -\n"
     }
 }
 
+/// `call METHOD -` and `exec -` read at most 1 MiB from standard input.
+#[test]
+fn standard_input_params_are_capped_at_one_mib() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("none.ipc");
+    let nowhere = nowhere.to_str().unwrap();
+    const MIB: usize = 1 << 20;
+    let array = |len: usize| format!("[{}]", " ".repeat(len - 2));
+    let line = |len: usize| format!("rpc.modules({})", " ".repeat(len - 13));
+    // 1 MiB is read and parsed: the node is tried next.
+    for (args, input) in [
+        (["call", "rpc_modules", "-"].as_slice(), array(MIB)),
+        (["exec", "-"].as_slice(), line(MIB)),
+    ] {
+        let mut all = vec!["--endpoint", nowhere];
+        all.extend(args);
+        let r = ctl_stdin(&all, Some(&input));
+        assert_eq!(r.code, 1, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.starts_with("error: cannot reach the node"),
+            "{r:?}"
+        );
+    }
+    for (args, input, what) in [
+        (
+            ["call", "rpc_modules", "-"].as_slice(),
+            array(MIB + 1),
+            "the params array",
+        ),
+        (["exec", "-"].as_slice(), line(MIB + 1), "the console line"),
+    ] {
+        let mut all = vec!["--endpoint", nowhere];
+        all.extend(args);
+        let r = ctl_stdin(&all, Some(&input));
+        assert_eq!(
+            (r.code, r.stdout.as_str(), r.stderr),
+            (
+                2,
+                "",
+                format!("error: {what} on standard input is longer than 1048576 bytes\n")
+            ),
+            "{args:?}"
+        );
+    }
+}
+
 #[test]
 fn exec_runs_one_console_line() {
     let n = node();
