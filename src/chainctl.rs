@@ -14,7 +14,7 @@ use zeroize::Zeroizing;
 
 use crate::api::spec;
 use crate::api::{MethodSpec, ParamKind, ParamSpec};
-use crate::console::{self, LineError, Passphrases};
+use crate::console::{self, LineError, Secrets};
 use crate::datadir::DataDir;
 use crate::passphrase::{self, PassphraseError};
 use crate::rpc::client::{endpoint_kind, Client, ClientError, EndpointKind};
@@ -424,8 +424,9 @@ pub fn parse_arg(text: &str, kind: Option<ParamKind>) -> Value {
 /// The params of `m` from the command-line `args`, which give the parameters other than the
 /// passphrases, in order: a passphrase is never taken from an argument. Its place is `null`
 /// (an argument `null` there is taken as that `null`) and left out at the end, for
-/// [`console::fill_passphrases`] to fill from a password file or the prompt. Key data given
-/// as `-` comes from `read_secret` (standard input); written out, it is refused. Arguments beyond the table's parameters
+/// [`console::fill_secrets`] to fill from a password file or the prompt. Key data given as
+/// `-` comes from `read_secret` (standard input); `null` or left out, [`console::fill_secrets`]
+/// prompts for it; written out, it is refused. Arguments beyond the table's parameters
 /// are passed on as they are, for the node to judge; but a method that takes a passphrase
 /// refuses them as bad usage (such an argument is most likely a passphrase).
 pub fn assemble_args(
@@ -527,13 +528,15 @@ fn key_data_from_stdin(_: &ParamSpec) -> Result<Zeroizing<String>, Failure> {
     passphrase::secret_from_stdin("the key data", "Key data: ").map_err(Failure::usage)
 }
 
-/// Fills the passphrases of `m` in `params` from `source`, failing as bad usage when one
-/// cannot be had or when a password file goes unused.
+/// Fills the secrets of `m` in `params` from `source`, failing as bad usage when one cannot be
+/// had or when a password file goes unused. `key_data_how` tells, in the message for key data
+/// that no terminal can prompt for, how this command takes it.
 fn fill(
     m: Option<&MethodSpec>,
     name: &str,
     params: &mut Vec<Value>,
-    source: &mut Passphrases,
+    source: &mut Secrets,
+    key_data_how: &str,
 ) -> Result<(), Failure> {
     let Some(m) = m else {
         if source.has_files() {
@@ -543,7 +546,7 @@ fn fill(
         }
         return Ok(());
     };
-    console::fill_passphrases(m, params, source).map_err(|e| passphrase_failure(m, e))?;
+    console::fill_secrets(m, params, source).map_err(|e| secret_failure(m, e, key_data_how))?;
     if source.unused() > 0 {
         let names: Vec<&str> = m
             .params
@@ -563,10 +566,14 @@ arguments give the rest",
     Ok(())
 }
 
-fn passphrase_failure(m: &MethodSpec, e: PassphraseError) -> Failure {
+fn secret_failure(m: &MethodSpec, e: PassphraseError, key_data_how: &str) -> Failure {
     match e {
         PassphraseError::NoTerminal { .. } => Failure::usage(format!(
             "{} needs a passphrase: give --password-file FILE, or run on a terminal to be prompted",
+            m.name
+        )),
+        PassphraseError::NoKeyData => Failure::usage(format!(
+            "{} needs key data: {key_data_how}, or run on a terminal to be prompted",
             m.name
         )),
         other => Failure::usage(other),
@@ -600,7 +607,7 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
         .get_many::<PathBuf>("password_file")
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
-    let mut source = Passphrases::new(files);
+    let mut source = Secrets::new(files);
     let (sub, sub_m) = matches.subcommand().expect("a subcommand is required");
 
     // Everything that can be bad usage is checked before connecting.
@@ -621,10 +628,13 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
             let call = console::parse_line(&line).map_err(Failure::usage)?;
             let name = call.rpc_method();
             let mut params = call.args;
-            if !from_stdin {
+            let how = if from_stdin {
+                "write it in the line"
+            } else {
                 refuse_secrets_in_argv(&name, &params, "exec -")?;
-            }
-            fill(spec::find(&name), &name, &mut params, &mut source)?;
+                "give the line on standard input: chainctl exec -"
+            };
+            fill(spec::find(&name), &name, &mut params, &mut source, how)?;
             (name, params)
         }
         "call" => {
@@ -654,10 +664,13 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                     }
                 },
             };
-            if !from_stdin {
+            let how = if from_stdin {
+                "write it in the params".to_string()
+            } else {
                 refuse_secrets_in_argv(&name, &params, &format!("call {name} -"))?;
-            }
-            fill(spec::find(&name), &name, &mut params, &mut source)?;
+                format!("give the params on standard input: chainctl call {name} -")
+            };
+            fill(spec::find(&name), &name, &mut params, &mut source, &how)?;
             (name, params)
         }
         module => {
@@ -669,7 +682,8 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                 .map(|v| v.cloned().collect())
                 .unwrap_or_default();
             let mut params = assemble_args(m, &args, key_data_from_stdin)?;
-            fill(Some(m), &name, &mut params, &mut source)?;
+            let how = "give - to read it from standard input";
+            fill(Some(m), &name, &mut params, &mut source, how)?;
             (name, params)
         }
     };
@@ -929,7 +943,8 @@ mod tests {
             Some(unlock),
             unlock.name,
             &mut params,
-            &mut Passphrases::new(vec![f.clone()]),
+            &mut Secrets::new(vec![f.clone()]),
+            "-",
         )
         .unwrap_err();
         assert_eq!(e.code, 2);
@@ -942,7 +957,8 @@ mod tests {
             None,
             "foo_bar",
             &mut vec![],
-            &mut Passphrases::new(vec![f.clone()]),
+            &mut Secrets::new(vec![f.clone()]),
+            "-",
         )
         .unwrap_err();
         assert_eq!(e.code, 2);
@@ -951,7 +967,8 @@ mod tests {
             Some(unlock),
             unlock.name,
             &mut params,
-            &mut Passphrases::new(vec![f]),
+            &mut Secrets::new(vec![f]),
+            "-",
         )
         .unwrap();
         assert_eq!(params, vec![json!("0x1"), json!("x")]);

@@ -18,6 +18,8 @@ pub enum PassphraseError {
     NotUtf8(PathBuf),
     #[error("a passphrase is needed: give {flag} FILE, or run on a terminal to be prompted")]
     NoTerminal { flag: &'static str },
+    #[error("key data is needed: write it out where it is read from, or run on a terminal to be prompted")]
+    NoKeyData,
     #[error("passphrases do not match")]
     Mismatch,
     #[error("cannot read the passphrase from the terminal: {0}")]

@@ -562,6 +562,57 @@ parameters on standard input: chainctl call personal_unlockAccount -\n"
     }
 }
 
+/// Key data left out or `null` is prompted for on a terminal; without one it is bad usage
+/// (exit 2) that says how the command takes it, and nothing reaches the node.
+#[test]
+fn key_data_left_out_without_a_terminal_is_bad_usage() {
+    let n = node();
+    let e = ipc(&n);
+    let dir = tempfile::tempdir().unwrap();
+    let pw = write(dir.path(), "pw", "pw\n");
+    let says = |how: &str| {
+        format!(
+            "error: personal_importRawKey needs key data: {how}, or run on a terminal to be \
+prompted\n"
+        )
+    };
+    let per_method = says("give - to read it from standard input");
+    let call = says("give the params on standard input: chainctl call personal_importRawKey -");
+    let exec = says("give the line on standard input: chainctl exec -");
+    for (args, stdin, want) in [
+        (vec!["personal", "importRawKey"], None, &per_method),
+        (vec!["personal", "importRawKey", "null"], None, &per_method),
+        (vec!["call", "personal_importRawKey", "[null]"], None, &call),
+        (
+            vec!["call", "personal_importRawKey", "[null, null]"],
+            None,
+            &call,
+        ),
+        (
+            vec!["call", "personal_importRawKey", "-"],
+            Some("[null]"),
+            &says("write it in the params"),
+        ),
+        (vec!["exec", "personal.importRawKey()"], None, &exec),
+        (vec!["exec", "personal.importRawKey(null)"], None, &exec),
+        (
+            vec!["exec", "-"],
+            Some("personal.importRawKey(null)"),
+            &says("write it in the line"),
+        ),
+    ] {
+        let mut all = vec!["--endpoint", e, "--password-file", &pw];
+        all.extend(&args);
+        let r = ctl_stdin(&all, stdin);
+        assert_eq!(
+            (r.code, r.stdout.as_str(), r.stderr.as_str()),
+            (2, "", want.as_str()),
+            "{args:?}"
+        );
+    }
+    assert_eq!(key_count(&n), 0, "nothing was imported");
+}
+
 /// `call METHOD -` and `exec -` read at most 1 MiB from standard input.
 #[test]
 fn standard_input_params_are_capped_at_one_mib() {

@@ -1,13 +1,14 @@
-//! The node console: `module.method(args)` lines ([`parse`]), the passphrases a call leaves
-//! out, and the interactive loop of `chainctl attach` with line editing, history and tab
-//! completion ([`complete`]). A line names the JSON-RPC method `module_method`; its
-//! passphrase parameters (from the method table, [`crate::api::spec::METHODS`]) that are
-//! missing or `null` are read from a password file or prompted for without echo.
+//! The node console: `module.method(args)` lines ([`parse`]), the secrets a call leaves out,
+//! and the interactive loop of `chainctl attach` with line editing, history and tab completion
+//! ([`complete`]). A line names the JSON-RPC method `module_method`; its secret parameters
+//! (from the method table, [`crate::api::spec::methods`]) that are missing or `null` are
+//! read without echo: passphrases from a password file or the prompt, key data from the
+//! prompt.
 
 pub mod complete;
 pub mod parse;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -20,17 +21,18 @@ use crate::rpc::client::{Client, ClientError};
 
 pub use parse::{parse_line, ConsoleCall, SyntaxError};
 
-/// Where the passphrases a call leaves out come from: the `--password-file` files, one per
-/// passphrase in the order of the method's parameters, then a no-echo prompt on the terminal.
+/// Where the secrets a call leaves out come from: a passphrase from the next
+/// `--password-file` (one per passphrase, in the order of the method's parameters), else a
+/// no-echo prompt on the terminal; key data from a no-echo prompt only.
 #[derive(Debug, Default)]
-pub struct Passphrases {
+pub struct Secrets {
     files: Vec<PathBuf>,
     used: usize,
 }
 
-impl Passphrases {
-    pub fn new(files: Vec<PathBuf>) -> Passphrases {
-        Passphrases { files, used: 0 }
+impl Secrets {
+    pub fn new(files: Vec<PathBuf>) -> Secrets {
+        Secrets { files, used: 0 }
     }
 
     /// Whether any password file was given.
@@ -48,9 +50,16 @@ impl Passphrases {
         self.files.len() - self.used
     }
 
-    /// The next passphrase for `param`: the next unused file, else a prompt when stdin is a
-    /// terminal (asked twice for a passphrase that will encrypt a key file).
+    /// The value of the secret `param`: for a passphrase the next unused file, else a prompt
+    /// when stdin is a terminal (asked twice for a passphrase that will encrypt a key file);
+    /// for key data a prompt. Fails when neither can give it.
     fn next(&mut self, param: &ParamSpec) -> Result<Zeroizing<String>, PassphraseError> {
+        if param.kind == ParamKind::KeyData {
+            if !std::io::stdin().is_terminal() {
+                return Err(PassphraseError::NoKeyData);
+            }
+            return passphrase::prompt("Key data: ");
+        }
         let file = self.files.get(self.used);
         if file.is_some() {
             self.used += 1;
@@ -80,28 +89,32 @@ fn prompt_text(name: &str) -> String {
     format!("{words}: ")
 }
 
-/// Fills the passphrase parameters of `method` that `args` gives as `null`, or leaves out
-/// when every parameter before them is given (a required one, or an optional one while a
-/// password file is still unused), from `source`. Fails when a passphrase is needed and
-/// neither a file nor a terminal can give it.
-pub fn fill_passphrases(
+/// Fills the secret parameters of `method` (passphrases, key data) that `args` gives as
+/// `null`, or leaves out when every parameter before them is given (a required one, or an
+/// optional passphrase while a password file is still unused), from `source`. Fails when a
+/// secret is needed and neither a file nor a terminal can give it.
+pub fn fill_secrets(
     method: &MethodSpec,
     args: &mut Vec<Value>,
-    source: &mut Passphrases,
+    source: &mut Secrets,
 ) -> Result<(), PassphraseError> {
     for (i, param) in method.params.iter().enumerate() {
-        if !param.kind.is_passphrase() {
+        if !param.kind.is_secret() {
             continue;
         }
         let wanted = match args.get(i) {
             Some(v) => v.is_null(),
-            None => i == args.len() && (!param.optional || source.used < source.files.len()),
+            None => {
+                i == args.len()
+                    && (!param.optional
+                        || (param.kind.is_passphrase() && source.used < source.files.len()))
+            }
         };
         if !wanted {
             continue;
         }
-        let pass = source.next(param)?;
-        let value = Value::String(pass.as_str().to_string());
+        let secret = source.next(param)?;
+        let value = Value::String(secret.as_str().to_string());
         if i < args.len() {
             args[i] = value;
         } else {
@@ -138,7 +151,7 @@ pub enum LineError {
     #[error(transparent)]
     Syntax(#[from] SyntaxError),
     #[error("{method}: {source}")]
-    Passphrase {
+    Secret {
         method: String,
         source: PassphraseError,
     },
@@ -146,20 +159,14 @@ pub enum LineError {
     Client(#[from] ClientError),
 }
 
-/// Parses `line`, fills its passphrases from `source` and calls the method on `client`.
-pub fn run_line(
-    client: &mut Client,
-    line: &str,
-    source: &mut Passphrases,
-) -> Result<Value, LineError> {
+/// Parses `line`, fills its secrets from `source` and calls the method on `client`.
+pub fn run_line(client: &mut Client, line: &str, source: &mut Secrets) -> Result<Value, LineError> {
     let mut call = parse_line(line)?;
     let name = call.rpc_method();
     if let Some(method) = spec::find(&name) {
-        fill_passphrases(method, &mut call.args, source).map_err(|source| {
-            LineError::Passphrase {
-                method: name.clone(),
-                source,
-            }
+        fill_secrets(method, &mut call.args, source).map_err(|source| LineError::Secret {
+            method: name.clone(),
+            source,
         })?;
     }
     Ok(client.call(&name, call.args)?)
@@ -181,13 +188,13 @@ pub fn print_error(e: &dyn std::fmt::Display, rpc: bool) {
 }
 
 /// Runs the interactive console on `client` until `exit` or end of input. History is read
-/// from and written to `history` when given; passphrases left out of a line come from
-/// `source` (its files, then the prompt). Fails only when the node cannot be reached at the
+/// from and written to `history` when given; secrets left out of a line come from `source`
+/// (its files, then the prompt). Fails only when the node cannot be reached at the
 /// start; errors of single lines are printed and the console goes on.
 pub fn attach(
     mut client: Client,
     history: Option<&Path>,
-    mut source: Passphrases,
+    mut source: Secrets,
 ) -> Result<(), ClientError> {
     let modules = client.call("rpc_modules", vec![])?;
     let config = rustyline::Config::builder()
@@ -262,7 +269,7 @@ mod tests {
         spec::find(name).unwrap_or_else(|| panic!("{name} is not in the table"))
     }
 
-    fn files(dir: &Path, passes: &[&str]) -> Passphrases {
+    fn files(dir: &Path, passes: &[&str]) -> Secrets {
         let paths = passes
             .iter()
             .enumerate()
@@ -272,7 +279,7 @@ mod tests {
                 f
             })
             .collect();
-        Passphrases::new(paths)
+        Secrets::new(paths)
     }
 
     #[test]
@@ -286,7 +293,7 @@ mod tests {
     fn null_and_missing_passphrases_come_from_the_files() {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec![json!("0xabc"), Value::Null, json!(600)];
-        fill_passphrases(
+        fill_secrets(
             method("personal_unlockAccount"),
             &mut args,
             &mut files(dir.path(), &["s3cret"]),
@@ -295,7 +302,7 @@ mod tests {
         assert_eq!(args, vec![json!("0xabc"), json!("s3cret"), json!(600)]);
 
         let mut args = vec![json!("0xabc")];
-        fill_passphrases(
+        fill_secrets(
             method("personal_unlockAccount"),
             &mut args,
             &mut files(dir.path(), &["s3cret"]),
@@ -304,7 +311,7 @@ mod tests {
         assert_eq!(args, vec![json!("0xabc"), json!("s3cret")]);
 
         let mut args = vec![];
-        fill_passphrases(
+        fill_secrets(
             method("personal_newAccount"),
             &mut args,
             &mut files(dir.path(), &["a b"]),
@@ -313,7 +320,7 @@ mod tests {
         assert_eq!(args, vec![json!("a b")]);
 
         let mut args = vec![json!("kd")];
-        fill_passphrases(
+        fill_secrets(
             method("personal_replaceRawKey"),
             &mut args,
             &mut files(dir.path(), &["old", "new"]),
@@ -327,11 +334,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut source = files(dir.path(), &["unused"]);
         let mut args = vec![json!("0xabc"), json!("given")];
-        fill_passphrases(method("personal_unlockAccount"), &mut args, &mut source).unwrap();
+        fill_secrets(method("personal_unlockAccount"), &mut args, &mut source).unwrap();
         assert_eq!(args, vec![json!("0xabc"), json!("given")]);
         // personal_sign without its account: the node reports the missing parameter.
         let mut args = vec![json!("0x68")];
-        fill_passphrases(method("personal_sign"), &mut args, &mut source).unwrap();
+        fill_secrets(method("personal_sign"), &mut args, &mut source).unwrap();
         assert_eq!(args, vec![json!("0x68")]);
         assert_eq!(source.used, 0);
     }
@@ -340,14 +347,14 @@ mod tests {
     fn an_optional_passphrase_is_filled_only_from_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec![json!("keystore://x")];
-        fill_passphrases(
+        fill_secrets(
             method("personal_openWallet"),
             &mut args,
-            &mut Passphrases::default(),
+            &mut Secrets::default(),
         )
         .unwrap();
         assert_eq!(args, vec![json!("keystore://x")]);
-        fill_passphrases(
+        fill_secrets(
             method("personal_openWallet"),
             &mut args,
             &mut files(dir.path(), &["p"]),
