@@ -330,6 +330,22 @@ fn history_holds_no_secret_and_no_unparsable_line() {
     c.line("personal.unlockAcount(\"0x819104a190255e0cedbdd9d5f59a557633d79db1\", \"Sup3rS3cretPass!\", 60)");
     c.expect("error -32601: ");
 
+    // A passphrase typed where the address goes, or after the last parameter: the method is
+    // known, but the line stays out of the history.
+    c.line("personal.unlockAccount(\"Sup3rS3cretPass!\")");
+    c.passphrase("Passphrase: ", "pty secret");
+    c.expect("error -");
+    c.line(&format!(
+        "personal.lockAccount(\"{KEY_ADDRESS}\", \"Sup3rS3cretPass!\")"
+    ));
+    c.expect("error -");
+    // A known call keeps its other arguments.
+    c.line(&format!(
+        "personal.unlockAccount(\"{KEY_ADDRESS}\", null, 60)"
+    ));
+    c.passphrase("Passphrase: ", "pw");
+    c.expect("true");
+
     // Unparsable lines (a passphrase typed at the console's prompt, say).
     c.line("hunter2");
     c.expect("error: syntax error at column 8: ");
@@ -343,9 +359,14 @@ fn history_holds_no_secret_and_no_unparsable_line() {
     assert_eq!(key_files(&node.keystore()).len(), 2);
     let history = std::fs::read_to_string(node.datadir.path().join("chainctl_history")).unwrap();
     assert_eq!(
-        history, "#V2\nrpc.modules\nadmin.datadir\npersonal.listAccounts\n",
+        history,
+        format!(
+            "#V2\nrpc.modules\nadmin.datadir\npersonal.listAccounts\n\
+personal.unlockAccount(\"{KEY_ADDRESS}\", null, 60)\n"
+        ),
         "{history}"
     );
+    assert!(!history.contains("Sup3r"), "{history}");
 }
 
 /// `chainctl MODULE METHOD` on a terminal prompts for the passphrase, which no argument gives

@@ -137,12 +137,42 @@ fn carries_secret(call: &ConsoleCall) -> bool {
         .any(|(p, v)| p.kind.is_secret() && !v.is_null())
 }
 
+/// Whether `v` may stand in the place of `param` without being a secret out of place: `null`,
+/// or a value of the parameter's kind (an address for an address, 0x-hex for bytes, a number
+/// for an integer, a bool for a bool; anything for a string, an object or any value). A
+/// secret's own place is judged by [`carries_secret`].
+fn fits(param: &ParamSpec, v: &Value) -> bool {
+    match (param.kind, v) {
+        (_, Value::Null) => true,
+        (ParamKind::Address, Value::String(s)) => s.parse::<crate::crypto::Address>().is_ok(),
+        (ParamKind::Bytes, Value::String(s)) => crate::crypto::decode_hex0x(s).is_ok(),
+        (ParamKind::Integer, v) => v.is_number(),
+        (ParamKind::Bool, v) => v.is_boolean(),
+        (ParamKind::Address | ParamKind::Bytes, _) => false,
+        _ => true,
+    }
+}
+
 /// Whether a console line may be written to the history file: only a call of a method the
-/// table knows, with no secret (passphrase, key data) written out. A line that does not parse
-/// or names an unknown method (a mistyped `personal.unlockAcount("0x..", "pass", 60)`) may
-/// hold a secret in a place we cannot tell, so it is left out.
+/// table knows, with no secret (passphrase, key data) written out, no more arguments than the
+/// method takes, and every argument of its parameter's kind. Anything else may hold a secret
+/// in a place we cannot tell, so it is left out: a line that does not parse, a mistyped
+/// method name (`personal.unlockAcount("0x..", "pass", 60)`), or a passphrase typed where the
+/// address goes (`personal.unlockAccount("pass")`).
 pub fn kept_in_history(line: &str) -> bool {
-    parse_line(line).is_ok_and(|c| spec::find(&c.rpc_method()).is_some() && !carries_secret(&c))
+    let Ok(call) = parse_line(line) else {
+        return false;
+    };
+    let Some(method) = spec::find(&call.rpc_method()) else {
+        return false;
+    };
+    call.args.len() <= method.params.len()
+        && !carries_secret(&call)
+        && method
+            .params
+            .iter()
+            .zip(&call.args)
+            .all(|(p, v)| fits(p, v))
 }
 
 /// Why a console line gave no result.
@@ -379,24 +409,50 @@ mod tests {
 
     #[test]
     fn only_known_calls_without_secrets_go_to_the_history() {
+        const A: &str = "0x819104a190255e0cedbdd9d5f59a557633d79db1";
         let cases = [
             // A mistyped method name: its string arguments might be secrets.
             (
-                r#"personal.unlockAcount("0x1", "Sup3rS3cretPass!", 60)"#,
+                format!(r#"personal.unlockAcount("{A}", "Sup3rS3cretPass!", 60)"#),
                 false,
             ),
             (
-                r#"personal.unlockAccount("0x1", "Sup3rS3cretPass!", 60)"#,
+                format!(r#"personal.unlockAccount("{A}", "Sup3rS3cretPass!", 60)"#),
                 false,
             ),
-            ("personal.importRawKey('aebb68', null)", false),
-            ("this is not a call", false),
-            (r#"personal.unlockAccount("0x1", null, 60)"#, true),
-            ("admin.datadir()", true),
-            (r#"admin.startHTTP("127.0.0.1", 0)"#, true),
+            ("personal.importRawKey('aebb68', null)".into(), false),
+            ("this is not a call".into(), false),
+            // A passphrase where the address goes, or after the last parameter.
+            (
+                r#"personal.unlockAccount("Sup3rS3cretPass!")"#.into(),
+                false,
+            ),
+            (r#"personal.lockAccount("Sup3rS3cretPass!")"#.into(), false),
+            (
+                format!(r#"personal.lockAccount("{A}", "Sup3rS3cretPass!")"#),
+                false,
+            ),
+            (r#"personal.sign("Sup3rS3cretPass!")"#.into(), false),
+            (
+                r#"admin.setMaxSubscriptionPerWSConn("Sup3rS3cretPass!")"#.into(),
+                false,
+            ),
+            (r#"rpc.modules("Sup3rS3cretPass!")"#.into(), false),
+            // Known calls keep their other arguments.
+            (format!(r#"personal.unlockAccount("{A}", null, 60)"#), true),
+            (format!("personal.unlockAccount('{A}')"), true),
+            ("personal.importRawKey(null, null)".into(), true),
+            (format!(r#"personal.sign("0x68656c6c6f", "{A}")"#), true),
+            (format!("chain.getBalance('{A}', 'latest')"), true),
+            ("admin.datadir()".into(), true),
+            (
+                r#"admin.startHTTP("127.0.0.1", 0, "", "chain,net")"#.into(),
+                true,
+            ),
+            ("admin.setMaxSubscriptionPerWSConn(0x10)".into(), true),
         ];
         for (line, kept) in cases {
-            assert_eq!(kept_in_history(line), kept, "{line}");
+            assert_eq!(kept_in_history(&line), kept, "{line}");
         }
     }
 }
