@@ -27,13 +27,16 @@ const AFTER_HELP: &str = "\
 Output: the JSON `result` on stdout, pretty-printed; a string result is printed as a JSON \
 string, in double quotes (pipe through `jq -r .` for the bare text).
 
-Passphrases: `chainctl MODULE METHOD` never takes a passphrase from its arguments: the \
-arguments give the other parameters, in order, and each passphrase parameter is read from the \
-next --password-file (its first line), else prompted for without echo when stdin is a \
-terminal; without either chainctl exits with 2. Give --password-file once per passphrase, in \
-the order of the method's parameters. Raw key data given as - is read from standard input \
-(prompted for without echo on a terminal). `call` and `exec` send their params as written; a \
-passphrase left out or null there is read the same way.
+Secrets (passphrases and raw key data) are never taken from the command line, where other \
+users can read them. `chainctl MODULE METHOD`: the arguments give the other parameters, in \
+order, and each passphrase parameter is read from the next --password-file (its first line), \
+else prompted for without echo when stdin is a terminal; without either chainctl exits with \
+2. Give --password-file once per passphrase, in the order of the method's parameters. Key \
+data given as - is read from standard input; left out or null, it is prompted for without \
+echo on a terminal (without one chainctl exits with 2). `call` and `exec` refuse a passphrase \
+or key data written in their arguments (exit 2): null in its place, or leaving it out at the \
+end, has it read as above; or give the params (`call METHOD -`) or the line (`exec -`) on \
+standard input, at most 1 MiB, where secrets may be written out.
 
 Exit codes: 0 success; 1 the call failed (an RPC error, printed as `error CODE: MESSAGE` on \
 stderr, or a node that cannot be reached, printed with the endpoint tried); 2 bad usage \
@@ -101,7 +104,7 @@ of FILE (repeat for methods with several passphrases, in order)",
                     Arg::new("params")
                         .value_name("JSON_PARAMS")
                         .allow_hyphen_values(true)
-                        .help("The positional params as one JSON array, e.g. '[\"0x..\", null, 600]', or - to read that array from standard input (the way to give passphrases and key data, which are refused here) [default: []]"),
+                        .help("The positional params as one JSON array, e.g. '[\"0x..\", null, 600]', or - to read that array from standard input (at most 1 MiB): the way to write out passphrases and key data, which are refused here (null in their place has them read from --password-file or a prompt) [default: []]"),
                 ),
         )
         .subcommand(
@@ -115,8 +118,9 @@ of FILE (repeat for methods with several passphrases, in order)",
                         .help(
                             "module.method(args) with JavaScript-like literals: strings in \
 double or single quotes, numbers, true, false, null, arrays, objects (keys may be unquoted); \
-without parentheses the method gets no arguments. - reads the line from standard input: \
-passphrases and key data written in LINE are refused (give null to be prompted)",
+without parentheses the method gets no arguments. Passphrases and key data written in LINE \
+are refused (null in their place has them read from --password-file or a prompt); - reads the \
+line from standard input (at most 1 MiB), where they may be written out",
                         ),
                 ),
         )
@@ -127,12 +131,14 @@ passphrases and key data written in LINE are refused (give null to be prompted)"
                     "Interactive console: module.method(args) lines, as `exec` takes them, \
 with line editing, tab completion of module and method names, and a history kept in \
 DIR/chainctl_history with --datadir DIR, else in ~/.chainctl_history. A missing or null \
-passphrase parameter is read from the next --password-file, else prompted for without echo, e.g. personal.newAccount() or \
-personal.unlockAccount(\"0x..\", null, 600); only calls of known methods without a \
-passphrase or key data written out are recorded in the history (a line that does not parse or \
-names an unknown method is not). Results are printed as pretty JSON, \
-errors as `error CODE: MESSAGE`, and the console goes on. ctrl-c drops the line being typed; \
-`exit`, `quit` or ctrl-d leaves.",
+passphrase parameter is read from the next --password-file, else prompted for without echo, \
+and missing or null key data is prompted for without echo, e.g. personal.newAccount(), \
+personal.unlockAccount(\"0x..\", null, 600) or personal.importRawKey(). The history records \
+only calls of known methods with no passphrase or key data written out, no more arguments than \
+the method takes, and each argument of its parameter's kind: a line that does not parse, names \
+an unknown method (a mistyped name) or has, say, a passphrase where the address goes is not \
+recorded. Results are printed as pretty JSON, errors as `error CODE: MESSAGE`, and the \
+console goes on. ctrl-c drops the line being typed; `exit`, `quit` or ctrl-d leaves.",
                 ),
         );
     for module in spec::modules() {
@@ -192,7 +198,7 @@ fn method_command(m: &'static MethodSpec) -> Command {
     for p in m.params {
         let what = match p.kind {
             ParamKind::String => "a string",
-            ParamKind::KeyData => "raw private key data, hex (a secret: give - to read it from standard input, or from a no-echo prompt on a terminal)",
+            ParamKind::KeyData => "raw private key data, hex: a secret, refused written out; give - to read it from standard input (on a terminal, - or leaving it out prompts for it without echo)",
             ParamKind::Passphrase | ParamKind::NewPassphrase => "a passphrase, never an argument: read from the next --password-file, else a no-echo prompt",
             ParamKind::Address => "an address, 0x + 40 hex digits",
             ParamKind::Bytes => "0x-prefixed hex bytes",
@@ -231,7 +237,8 @@ fn method_command(m: &'static MethodSpec) -> Command {
                 .help(
                     "The positional params other than passphrases; each is taken as JSON when \
 it parses as JSON (a string parameter only as a quoted JSON string or null), else as a string. \
-Key data is given as - and read from standard input (written out, it is refused)",
+Key data is given as - and read from standard input, or left out to be prompted for on a \
+terminal (written out, it is refused)",
                 ),
         )
 }
