@@ -1,10 +1,10 @@
 //! `chainctl`: the JSON-RPC client of `chaind`. The clap definition (also the source of
 //! `man/chainctl*.1`) and the behaviour of every command live here; the binary only calls
 //! [`main`]. The module and method subcommands are built from the method table
-//! ([`crate::api::spec::METHODS`]), and so are the passphrase handling and the console's
+//! ([`crate::api::spec::methods`]), and so are the handling of secrets and the console's
 //! completion: a method added to the table is a command here.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -14,7 +14,7 @@ use zeroize::Zeroizing;
 
 use crate::api::spec;
 use crate::api::{MethodSpec, ParamKind, ParamSpec};
-use crate::console::{self, LineError, Passphrases};
+use crate::console::{self, LineError, Secrets};
 use crate::datadir::DataDir;
 use crate::passphrase::{self, PassphraseError};
 use crate::rpc::client::{endpoint_kind, Client, ClientError, EndpointKind};
@@ -27,13 +27,16 @@ const AFTER_HELP: &str = "\
 Output: the JSON `result` on stdout, pretty-printed; a string result is printed as a JSON \
 string, in double quotes (pipe through `jq -r .` for the bare text).
 
-Passphrases: `chainctl MODULE METHOD` never takes a passphrase from its arguments: the \
-arguments give the other parameters, in order, and each passphrase parameter is read from the \
-next --password-file (its first line), else prompted for without echo when stdin is a \
-terminal; without either chainctl exits with 2. Give --password-file once per passphrase, in \
-the order of the method's parameters. Raw key data given as - is read from standard input \
-(prompted for without echo on a terminal). `call` and `exec` send their params as written; a \
-passphrase left out or null there is read the same way.
+Secrets (passphrases and raw key data) are never taken from the command line, where other \
+users can read them. `chainctl MODULE METHOD`: the arguments give the other parameters, in \
+order, and each passphrase parameter is read from the next --password-file (its first line), \
+else prompted for without echo when stdin is a terminal; without either chainctl exits with \
+2. Give --password-file once per passphrase, in the order of the method's parameters. Key \
+data given as - is read from standard input; left out or null, it is prompted for without \
+echo on a terminal (without one chainctl exits with 2). `call` and `exec` refuse a passphrase \
+or key data written in their arguments (exit 2): null in its place, or leaving it out at the \
+end, has it read as above; or give the params (`call METHOD -`) or the line (`exec -`) on \
+standard input, at most 1 MiB, where secrets may be written out.
 
 Exit codes: 0 success; 1 the call failed (an RPC error, printed as `error CODE: MESSAGE` on \
 stderr, or a node that cannot be reached, printed with the endpoint tried); 2 bad usage \
@@ -101,7 +104,7 @@ of FILE (repeat for methods with several passphrases, in order)",
                     Arg::new("params")
                         .value_name("JSON_PARAMS")
                         .allow_hyphen_values(true)
-                        .help("The positional params as one JSON array, e.g. '[\"0x..\", null, 600]', or - to read that array from standard input (the way to give passphrases and key data, which are refused here) [default: []]"),
+                        .help("The positional params as one JSON array, e.g. '[\"0x..\", null, 600]', or - to read that array from standard input (at most 1 MiB): the way to write out passphrases and key data, which are refused here (null in their place has them read from --password-file or a prompt) [default: []]"),
                 ),
         )
         .subcommand(
@@ -115,8 +118,9 @@ of FILE (repeat for methods with several passphrases, in order)",
                         .help(
                             "module.method(args) with JavaScript-like literals: strings in \
 double or single quotes, numbers, true, false, null, arrays, objects (keys may be unquoted); \
-without parentheses the method gets no arguments. - reads the line from standard input: \
-passphrases and key data written in LINE are refused (give null to be prompted)",
+without parentheses the method gets no arguments. Passphrases and key data written in LINE \
+are refused (null in their place has them read from --password-file or a prompt); - reads the \
+line from standard input (at most 1 MiB), where they may be written out",
                         ),
                 ),
         )
@@ -127,12 +131,14 @@ passphrases and key data written in LINE are refused (give null to be prompted)"
                     "Interactive console: module.method(args) lines, as `exec` takes them, \
 with line editing, tab completion of module and method names, and a history kept in \
 DIR/chainctl_history with --datadir DIR, else in ~/.chainctl_history. A missing or null \
-passphrase parameter is read from the next --password-file, else prompted for without echo, e.g. personal.newAccount() or \
-personal.unlockAccount(\"0x..\", null, 600); only calls of known methods without a \
-passphrase or key data written out are recorded in the history (a line that does not parse or \
-names an unknown method is not). Results are printed as pretty JSON, \
-errors as `error CODE: MESSAGE`, and the console goes on. ctrl-c drops the line being typed; \
-`exit`, `quit` or ctrl-d leaves.",
+passphrase parameter is read from the next --password-file, else prompted for without echo, \
+and missing or null key data is prompted for without echo, e.g. personal.newAccount(), \
+personal.unlockAccount(\"0x..\", null, 600) or personal.importRawKey(). The history records \
+only calls of known methods with no passphrase or key data written out, no more arguments than \
+the method takes, and each argument of its parameter's kind: a line that does not parse, names \
+an unknown method (a mistyped name) or has, say, a passphrase where the address goes is not \
+recorded. Results are printed as pretty JSON, errors as `error CODE: MESSAGE`, and the \
+console goes on. ctrl-c drops the line being typed; `exit`, `quit` or ctrl-d leaves.",
                 ),
         );
     for module in spec::modules() {
@@ -192,7 +198,7 @@ fn method_command(m: &'static MethodSpec) -> Command {
     for p in m.params {
         let what = match p.kind {
             ParamKind::String => "a string",
-            ParamKind::KeyData => "raw private key data, hex (a secret: give - to read it from standard input, or from a no-echo prompt on a terminal)",
+            ParamKind::KeyData => "raw private key data, hex: a secret, refused written out; give - to read it from standard input (on a terminal, - or leaving it out prompts for it without echo)",
             ParamKind::Passphrase | ParamKind::NewPassphrase => "a passphrase, never an argument: read from the next --password-file, else a no-echo prompt",
             ParamKind::Address => "an address, 0x + 40 hex digits",
             ParamKind::Bytes => "0x-prefixed hex bytes",
@@ -231,7 +237,8 @@ fn method_command(m: &'static MethodSpec) -> Command {
                 .help(
                     "The positional params other than passphrases; each is taken as JSON when \
 it parses as JSON (a string parameter only as a quoted JSON string or null), else as a string. \
-Key data is given as - and read from standard input (written out, it is refused)",
+Key data is given as - and read from standard input, or left out to be prompted for on a \
+terminal (written out, it is refused)",
                 ),
         )
 }
@@ -424,8 +431,9 @@ pub fn parse_arg(text: &str, kind: Option<ParamKind>) -> Value {
 /// The params of `m` from the command-line `args`, which give the parameters other than the
 /// passphrases, in order: a passphrase is never taken from an argument. Its place is `null`
 /// (an argument `null` there is taken as that `null`) and left out at the end, for
-/// [`console::fill_passphrases`] to fill from a password file or the prompt. Key data given
-/// as `-` comes from `read_secret` (standard input); written out, it is refused. Arguments beyond the table's parameters
+/// [`console::fill_secrets`] to fill from a password file or the prompt. Key data given as
+/// `-` comes from `read_secret` (standard input); `null` or left out, [`console::fill_secrets`]
+/// prompts for it; written out, it is refused. Arguments beyond the table's parameters
 /// are passed on as they are, for the node to judge; but a method that takes a passphrase
 /// refuses them as bad usage (such an argument is most likely a passphrase).
 pub fn assemble_args(
@@ -495,27 +503,8 @@ const MAX_STDIN_PARAMS: usize = 1 << 20;
 
 /// Reads what `call METHOD -` or `exec -` takes from standard input, at most
 /// [`MAX_STDIN_PARAMS`] bytes, into a buffer that is wiped when dropped.
-fn params_from_stdin(what: &str) -> Result<Zeroizing<String>, Failure> {
-    let mut buf = Zeroizing::new(Vec::new());
-    io::stdin()
-        .lock()
-        .take(MAX_STDIN_PARAMS as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| Failure::usage(format!("cannot read {what} from standard input: {e}")))?;
-    if buf.len() > MAX_STDIN_PARAMS {
-        return Err(Failure::usage(format!(
-            "{what} on standard input: more than {MAX_STDIN_PARAMS} bytes"
-        )));
-    }
-    match String::from_utf8(std::mem::take(&mut *buf)) {
-        Ok(s) => Ok(Zeroizing::new(s)),
-        Err(e) => {
-            let _wiped = Zeroizing::new(e.into_bytes());
-            Err(Failure::usage(format!(
-                "{what} on standard input: not UTF-8"
-            )))
-        }
-    }
+fn params_from_stdin(what: &'static str) -> Result<Zeroizing<String>, Failure> {
+    passphrase::stdin_text(what, MAX_STDIN_PARAMS).map_err(Failure::usage)
 }
 
 /// Refuses a passphrase or key data written out in params that came from the command line
@@ -546,13 +535,15 @@ fn key_data_from_stdin(_: &ParamSpec) -> Result<Zeroizing<String>, Failure> {
     passphrase::secret_from_stdin("the key data", "Key data: ").map_err(Failure::usage)
 }
 
-/// Fills the passphrases of `m` in `params` from `source`, failing as bad usage when one
-/// cannot be had or when a password file goes unused.
+/// Fills the secrets of `m` in `params` from `source`, failing as bad usage when one cannot be
+/// had or when a password file goes unused. `key_data_how` tells, in the message for key data
+/// that no terminal can prompt for, how this command takes it.
 fn fill(
     m: Option<&MethodSpec>,
     name: &str,
     params: &mut Vec<Value>,
-    source: &mut Passphrases,
+    source: &mut Secrets,
+    key_data_how: &str,
 ) -> Result<(), Failure> {
     let Some(m) = m else {
         if source.has_files() {
@@ -562,7 +553,7 @@ fn fill(
         }
         return Ok(());
     };
-    console::fill_passphrases(m, params, source).map_err(|e| passphrase_failure(m, e))?;
+    console::fill_secrets(m, params, source).map_err(|e| secret_failure(m, e, key_data_how))?;
     if source.unused() > 0 {
         let names: Vec<&str> = m
             .params
@@ -582,10 +573,14 @@ arguments give the rest",
     Ok(())
 }
 
-fn passphrase_failure(m: &MethodSpec, e: PassphraseError) -> Failure {
+fn secret_failure(m: &MethodSpec, e: PassphraseError, key_data_how: &str) -> Failure {
     match e {
         PassphraseError::NoTerminal { .. } => Failure::usage(format!(
             "{} needs a passphrase: give --password-file FILE, or run on a terminal to be prompted",
+            m.name
+        )),
+        PassphraseError::NoKeyData => Failure::usage(format!(
+            "{} needs key data: {key_data_how}, or run on a terminal to be prompted",
             m.name
         )),
         other => Failure::usage(other),
@@ -619,7 +614,7 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
         .get_many::<PathBuf>("password_file")
         .map(|v| v.cloned().collect())
         .unwrap_or_default();
-    let mut source = Passphrases::new(files);
+    let mut source = Secrets::new(files);
     let (sub, sub_m) = matches.subcommand().expect("a subcommand is required");
 
     // Everything that can be bad usage is checked before connecting.
@@ -640,10 +635,13 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
             let call = console::parse_line(&line).map_err(Failure::usage)?;
             let name = call.rpc_method();
             let mut params = call.args;
-            if !from_stdin {
+            let how = if from_stdin {
+                "write it in the line"
+            } else {
                 refuse_secrets_in_argv(&name, &params, "exec -")?;
-            }
-            fill(spec::find(&name), &name, &mut params, &mut source)?;
+                "give the line on standard input: chainctl exec -"
+            };
+            fill(spec::find(&name), &name, &mut params, &mut source, how)?;
             (name, params)
         }
         "call" => {
@@ -652,7 +650,7 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
             let from_stdin = given.is_some_and(|g| g == "-");
             let stdin_text;
             let text = if from_stdin {
-                stdin_text = params_from_stdin("the params")?;
+                stdin_text = params_from_stdin("the params array")?;
                 Some(stdin_text.as_str())
             } else {
                 given.map(String::as_str)
@@ -673,10 +671,13 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                     }
                 },
             };
-            if !from_stdin {
+            let how = if from_stdin {
+                "write it in the params".to_string()
+            } else {
                 refuse_secrets_in_argv(&name, &params, &format!("call {name} -"))?;
-            }
-            fill(spec::find(&name), &name, &mut params, &mut source)?;
+                format!("give the params on standard input: chainctl call {name} -")
+            };
+            fill(spec::find(&name), &name, &mut params, &mut source, &how)?;
             (name, params)
         }
         module => {
@@ -688,7 +689,8 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                 .map(|v| v.cloned().collect())
                 .unwrap_or_default();
             let mut params = assemble_args(m, &args, key_data_from_stdin)?;
-            fill(Some(m), &name, &mut params, &mut source)?;
+            let how = "give - to read it from standard input";
+            fill(Some(m), &name, &mut params, &mut source, how)?;
             (name, params)
         }
     };
@@ -948,7 +950,8 @@ mod tests {
             Some(unlock),
             unlock.name,
             &mut params,
-            &mut Passphrases::new(vec![f.clone()]),
+            &mut Secrets::new(vec![f.clone()]),
+            "-",
         )
         .unwrap_err();
         assert_eq!(e.code, 2);
@@ -961,7 +964,8 @@ mod tests {
             None,
             "foo_bar",
             &mut vec![],
-            &mut Passphrases::new(vec![f.clone()]),
+            &mut Secrets::new(vec![f.clone()]),
+            "-",
         )
         .unwrap_err();
         assert_eq!(e.code, 2);
@@ -970,7 +974,8 @@ mod tests {
             Some(unlock),
             unlock.name,
             &mut params,
-            &mut Passphrases::new(vec![f]),
+            &mut Secrets::new(vec![f]),
+            "-",
         )
         .unwrap();
         assert_eq!(params, vec![json!("0x1"), json!("x")]);

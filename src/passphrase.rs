@@ -18,6 +18,8 @@ pub enum PassphraseError {
     NotUtf8(PathBuf),
     #[error("a passphrase is needed: give {flag} FILE, or run on a terminal to be prompted")]
     NoTerminal { flag: &'static str },
+    #[error("key data is needed: write it out where it is read from, or run on a terminal to be prompted")]
+    NoKeyData,
     #[error("passphrases do not match")]
     Mismatch,
     #[error("cannot read the passphrase from the terminal: {0}")]
@@ -83,36 +85,39 @@ pub fn obtain(
 /// `prompt_text` when stdin is a terminal, else all of standard input (at most
 /// [`MAX_STDIN_SECRET`] bytes) with one trailing line ending (`\n` or `\r\n`) removed.
 /// `what` names the secret in errors.
-///
-/// It is read through a duplicate of descriptor 0, not through `Stdin`, whose buffer would
-/// keep a copy, and into one zeroizing buffer with room for all that may come, so that no
-/// reallocation leaves a copy behind in freed memory.
 pub fn secret_from_stdin(
     what: &'static str,
     prompt_text: &str,
 ) -> Result<Zeroizing<String>, PassphraseError> {
-    use std::os::fd::AsFd;
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
+    if std::io::stdin().is_terminal() {
         return prompt(prompt_text);
     }
-    let fd = stdin
+    let mut text = stdin_text(what, MAX_STDIN_SECRET)?;
+    let end = strip_line_ending_bytes(text.as_bytes()).len();
+    text.truncate(end);
+    Ok(text)
+}
+
+/// All of standard input, at most `max` bytes, as UTF-8 text that may hold secrets (`chainctl
+/// call METHOD -` reads its params this way). `what` names the text in errors.
+///
+/// It is read through a duplicate of descriptor 0, not through `Stdin`, whose buffer lives as
+/// long as the process and would keep a copy, and into one zeroizing buffer with room for all
+/// that may come, so that no reallocation leaves a copy behind in freed memory.
+pub fn stdin_text(what: &'static str, max: usize) -> Result<Zeroizing<String>, PassphraseError> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin()
         .as_fd()
         .try_clone_to_owned()
         .map_err(|source| PassphraseError::Stdin { what, source })?;
-    let mut buf = Zeroizing::new(Vec::with_capacity(MAX_STDIN_SECRET + 1));
+    let mut buf = Zeroizing::new(Vec::with_capacity(max + 1));
     std::fs::File::from(fd)
-        .take(MAX_STDIN_SECRET as u64 + 1)
+        .take(max as u64 + 1)
         .read_to_end(&mut buf)
         .map_err(|source| PassphraseError::Stdin { what, source })?;
-    if buf.len() > MAX_STDIN_SECRET {
-        return Err(PassphraseError::StdinTooLong {
-            what,
-            max: MAX_STDIN_SECRET,
-        });
+    if buf.len() > max {
+        return Err(PassphraseError::StdinTooLong { what, max });
     }
-    let end = strip_line_ending_bytes(&buf).len();
-    buf.truncate(end);
     // `from_utf8` takes the buffer over without copying it; on failure it hands it back to
     // be wiped.
     match String::from_utf8(std::mem::take(&mut *buf)) {

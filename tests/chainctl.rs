@@ -516,6 +516,19 @@ command line; give the parameters on standard input: chainctl call personal_impo
 the command line; give null there and --password-file FILE or the terminal prompt, or give the \
 parameters on standard input: chainctl call personal_unlockAccount -\n"
     );
+    // The right passphrase too: nothing is sent, the account stays locked.
+    let right = r#"["0x819104a190255e0cedbdd9d5f59a557633d79db1", "pw", 60]"#;
+    let r = fails(
+        &["--endpoint", e, "call", "personal_unlockAccount", right],
+        2,
+    );
+    assert!(
+        r.stderr
+            .starts_with("error: personal_unlockAccount: the passphrase parameter is a secret"),
+        "{r:?}"
+    );
+    let wallets = ok(&["--endpoint", e, "personal", "listWallets"]);
+    assert_eq!(wallets[0]["status"], json!("Locked"), "{wallets}");
     let r = ctl_stdin(
         &["--endpoint", e, "call", "personal_unlockAccount", "-"],
         Some(unlock),
@@ -549,6 +562,103 @@ parameters on standard input: chainctl call personal_unlockAccount -\n"
     }
 }
 
+/// Key data left out or `null` is prompted for on a terminal; without one it is bad usage
+/// (exit 2) that says how the command takes it, and nothing reaches the node.
+#[test]
+fn key_data_left_out_without_a_terminal_is_bad_usage() {
+    let n = node();
+    let e = ipc(&n);
+    let dir = tempfile::tempdir().unwrap();
+    let pw = write(dir.path(), "pw", "pw\n");
+    let says = |how: &str| {
+        format!(
+            "error: personal_importRawKey needs key data: {how}, or run on a terminal to be \
+prompted\n"
+        )
+    };
+    let per_method = says("give - to read it from standard input");
+    let call = says("give the params on standard input: chainctl call personal_importRawKey -");
+    let exec = says("give the line on standard input: chainctl exec -");
+    for (args, stdin, want) in [
+        (vec!["personal", "importRawKey"], None, &per_method),
+        (vec!["personal", "importRawKey", "null"], None, &per_method),
+        (vec!["call", "personal_importRawKey", "[null]"], None, &call),
+        (
+            vec!["call", "personal_importRawKey", "[null, null]"],
+            None,
+            &call,
+        ),
+        (
+            vec!["call", "personal_importRawKey", "-"],
+            Some("[null]"),
+            &says("write it in the params"),
+        ),
+        (vec!["exec", "personal.importRawKey()"], None, &exec),
+        (vec!["exec", "personal.importRawKey(null)"], None, &exec),
+        (
+            vec!["exec", "-"],
+            Some("personal.importRawKey(null)"),
+            &says("write it in the line"),
+        ),
+    ] {
+        let mut all = vec!["--endpoint", e, "--password-file", &pw];
+        all.extend(&args);
+        let r = ctl_stdin(&all, stdin);
+        assert_eq!(
+            (r.code, r.stdout.as_str(), r.stderr.as_str()),
+            (2, "", want.as_str()),
+            "{args:?}"
+        );
+    }
+    assert_eq!(key_count(&n), 0, "nothing was imported");
+}
+
+/// `call METHOD -` and `exec -` read at most 1 MiB from standard input.
+#[test]
+fn standard_input_params_are_capped_at_one_mib() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = dir.path().join("none.ipc");
+    let nowhere = nowhere.to_str().unwrap();
+    const MIB: usize = 1 << 20;
+    let array = |len: usize| format!("[{}]", " ".repeat(len - 2));
+    let line = |len: usize| format!("rpc.modules({})", " ".repeat(len - 13));
+    // 1 MiB is read and parsed: the node is tried next.
+    for (args, input) in [
+        (["call", "rpc_modules", "-"].as_slice(), array(MIB)),
+        (["exec", "-"].as_slice(), line(MIB)),
+    ] {
+        let mut all = vec!["--endpoint", nowhere];
+        all.extend(args);
+        let r = ctl_stdin(&all, Some(&input));
+        assert_eq!(r.code, 1, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.starts_with("error: cannot reach the node"),
+            "{r:?}"
+        );
+    }
+    for (args, input, what) in [
+        (
+            ["call", "rpc_modules", "-"].as_slice(),
+            array(MIB + 1),
+            "the params array",
+        ),
+        (["exec", "-"].as_slice(), line(MIB + 1), "the console line"),
+    ] {
+        let mut all = vec!["--endpoint", nowhere];
+        all.extend(args);
+        let r = ctl_stdin(&all, Some(&input));
+        assert_eq!(
+            (r.code, r.stdout.as_str(), r.stderr),
+            (
+                2,
+                "",
+                format!("error: {what} on standard input is longer than 1048576 bytes\n")
+            ),
+            "{args:?}"
+        );
+    }
+}
+
 #[test]
 fn exec_runs_one_console_line() {
     let n = node();
@@ -577,6 +687,17 @@ command line; give the parameters on standard input: chainctl exec -\n"
         serde_json::from_str::<Value>(&r.stdout).unwrap(),
         json!("0x819104a190255e0cedbdd9d5f59a557633d79db1")
     );
+    // The right passphrase written in the line: refused, nothing sent, the account locked.
+    let right = "personal.unlockAccount('0x819104a190255e0cedbdd9d5f59a557633d79db1', 'p w', 60)";
+    let r = fails(&["--endpoint", e, "exec", right], 2);
+    assert_eq!(
+        r.stderr,
+        "error: personal_unlockAccount: the passphrase parameter is a secret, never taken from \
+the command line; give null there and --password-file FILE or the terminal prompt, or give the \
+parameters on standard input: chainctl exec -\n"
+    );
+    let wallets = ok(&["--endpoint", e, "personal", "listWallets"]);
+    assert_eq!(wallets[0]["status"], json!("Locked"), "{wallets}");
     let dir = tempfile::tempdir().unwrap();
     let pw = write(dir.path(), "pw", "p w\n");
     let line = "personal.unlockAccount(\"0x819104a190255e0cedbdd9d5f59a557633d79db1\", null, 600)";

@@ -1,8 +1,9 @@
 //! `chainctl attach` on a pseudo-terminal (openpty via libc), against a real `chaind`: results
 //! and errors, passphrases prompted without echo for `personal.newAccount()` and
-//! `personal.unlockAccount(addr, null, 600)`, tab completion, the history file (no secrets, no
-//! unparsable lines), `exit`, `quit`, ctrl-c and ctrl-d. Also the terminal prompts of
-//! `chainctl MODULE METHOD` and of `chain-keytool`.
+//! `personal.unlockAccount(addr, null, 600)`, key data for `personal.importRawKey()`, tab
+//! completion, the history file (no secrets, no unparsable lines, no unknown methods),
+//! `exit`, `quit`, ctrl-c and ctrl-d. Also the terminal prompts of `chainctl MODULE METHOD`,
+//! `call` and `exec`, and of `chain-keytool`.
 
 mod common;
 
@@ -329,6 +330,22 @@ fn history_holds_no_secret_and_no_unparsable_line() {
     c.line("personal.unlockAcount(\"0x819104a190255e0cedbdd9d5f59a557633d79db1\", \"Sup3rS3cretPass!\", 60)");
     c.expect("error -32601: ");
 
+    // A passphrase typed where the address goes, or after the last parameter: the method is
+    // known, but the line stays out of the history.
+    c.line("personal.unlockAccount(\"Sup3rS3cretPass!\")");
+    c.passphrase("Passphrase: ", "pty secret");
+    c.expect("error -");
+    c.line(&format!(
+        "personal.lockAccount(\"{KEY_ADDRESS}\", \"Sup3rS3cretPass!\")"
+    ));
+    c.expect("error -");
+    // A known call keeps its other arguments.
+    c.line(&format!(
+        "personal.unlockAccount(\"{KEY_ADDRESS}\", null, 60)"
+    ));
+    c.passphrase("Passphrase: ", "pw");
+    c.expect("true");
+
     // Unparsable lines (a passphrase typed at the console's prompt, say).
     c.line("hunter2");
     c.expect("error: syntax error at column 8: ");
@@ -342,9 +359,14 @@ fn history_holds_no_secret_and_no_unparsable_line() {
     assert_eq!(key_files(&node.keystore()).len(), 2);
     let history = std::fs::read_to_string(node.datadir.path().join("chainctl_history")).unwrap();
     assert_eq!(
-        history, "#V2\nrpc.modules\nadmin.datadir\npersonal.listAccounts\n",
+        history,
+        format!(
+            "#V2\nrpc.modules\nadmin.datadir\npersonal.listAccounts\n\
+personal.unlockAccount(\"{KEY_ADDRESS}\", null, 60)\n"
+        ),
         "{history}"
     );
+    assert!(!history.contains("Sup3r"), "{history}");
 }
 
 /// `chainctl MODULE METHOD` on a terminal prompts for the passphrase, which no argument gives
@@ -390,6 +412,63 @@ fn method_commands_prompt_on_a_terminal() {
         "{screen}"
     );
     assert_eq!(key_files(&node.keystore()).len(), 2);
+}
+
+/// Key data left out or `null` is prompted for without echo, before the passphrases: by `call`,
+/// `exec`, `chainctl MODULE METHOD` and the console; the console's history keeps the line with
+/// its nulls.
+#[test]
+fn key_data_left_out_is_prompted_for() {
+    const THIRD_KEY: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+    let node = Node::start(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let ipc = node.ipc.as_ref().unwrap().to_str().unwrap().to_string();
+    let datadir = node.datadir.path().to_str().unwrap().to_string();
+    let mut screens = String::new();
+    for (args, key) in [
+        (vec!["call", "personal_importRawKey", "[null]"], KEY),
+        (vec!["personal", "importRawKey"], OTHER_KEY),
+        (vec!["exec", "personal.importRawKey()"], THIRD_KEY),
+    ] {
+        let mut all = vec!["--endpoint", ipc.as_str()];
+        all.extend(&args);
+        let mut c = Console::spawn(&all, home.path());
+        c.passphrase("Key data: ", key);
+        c.passphrase("Passphrase: ", "pty secret");
+        c.passphrase("Repeat passphrase: ", "pty secret");
+        c.expect("\"0x");
+        assert_eq!(c.wait(), 0, "{args:?}: {}", c.screen());
+        screens.push_str(&c.screen());
+    }
+    assert!(screens.contains(KEY_ADDRESS), "{screens}");
+    assert_eq!(key_files(&node.keystore()).len(), 3);
+
+    let mut c = Console::spawn(&["--datadir", &datadir, "attach"], home.path());
+    c.line("personal.replaceRawKey(null, null, null)");
+    c.passphrase("Key data: ", KEY);
+    c.passphrase("Old passphrase: ", "pty secret");
+    c.passphrase("New passphrase: ", "new secret");
+    c.passphrase("Repeat passphrase: ", "new secret");
+    c.expect(KEY_ADDRESS);
+    c.line(&format!(
+        "personal.unlockAccount(\"{KEY_ADDRESS}\", null, 60)"
+    ));
+    c.passphrase("Passphrase: ", "new secret");
+    c.expect("true");
+    c.line("exit");
+    assert_eq!(c.wait(), 0, "{}", c.screen());
+    screens.push_str(&c.screen());
+    for secret in [KEY, OTHER_KEY, THIRD_KEY, "pty secret", "new secret"] {
+        assert!(!screens.contains(secret), "{secret} shown:\n{screens}");
+    }
+    let history = std::fs::read_to_string(node.datadir.path().join("chainctl_history")).unwrap();
+    assert_eq!(
+        history,
+        format!(
+            "#V2\npersonal.replaceRawKey(null, null, null)\n\
+personal.unlockAccount(\"{KEY_ADDRESS}\", null, 60)\n"
+        )
+    );
 }
 
 /// `chain-keytool new` asks for the passphrase twice; a different second answer is bad input.

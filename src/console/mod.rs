@@ -1,13 +1,14 @@
-//! The node console: `module.method(args)` lines ([`parse`]), the passphrases a call leaves
-//! out, and the interactive loop of `chainctl attach` with line editing, history and tab
-//! completion ([`complete`]). A line names the JSON-RPC method `module_method`; its
-//! passphrase parameters (from the method table, [`crate::api::spec::METHODS`]) that are
-//! missing or `null` are read from a password file or prompted for without echo.
+//! The node console: `module.method(args)` lines ([`parse`]), the secrets a call leaves out,
+//! and the interactive loop of `chainctl attach` with line editing, history and tab completion
+//! ([`complete`]). A line names the JSON-RPC method `module_method`; its secret parameters
+//! (from the method table, [`crate::api::spec::methods`]) that are missing or `null` are
+//! read without echo: passphrases from a password file or the prompt, key data from the
+//! prompt.
 
 pub mod complete;
 pub mod parse;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -20,17 +21,18 @@ use crate::rpc::client::{Client, ClientError};
 
 pub use parse::{parse_line, ConsoleCall, SyntaxError};
 
-/// Where the passphrases a call leaves out come from: the `--password-file` files, one per
-/// passphrase in the order of the method's parameters, then a no-echo prompt on the terminal.
+/// Where the secrets a call leaves out come from: a passphrase from the next
+/// `--password-file` (one per passphrase, in the order of the method's parameters), else a
+/// no-echo prompt on the terminal; key data from a no-echo prompt only.
 #[derive(Debug, Default)]
-pub struct Passphrases {
+pub struct Secrets {
     files: Vec<PathBuf>,
     used: usize,
 }
 
-impl Passphrases {
-    pub fn new(files: Vec<PathBuf>) -> Passphrases {
-        Passphrases { files, used: 0 }
+impl Secrets {
+    pub fn new(files: Vec<PathBuf>) -> Secrets {
+        Secrets { files, used: 0 }
     }
 
     /// Whether any password file was given.
@@ -48,9 +50,16 @@ impl Passphrases {
         self.files.len() - self.used
     }
 
-    /// The next passphrase for `param`: the next unused file, else a prompt when stdin is a
-    /// terminal (asked twice for a passphrase that will encrypt a key file).
+    /// The value of the secret `param`: for a passphrase the next unused file, else a prompt
+    /// when stdin is a terminal (asked twice for a passphrase that will encrypt a key file);
+    /// for key data a prompt. Fails when neither can give it.
     fn next(&mut self, param: &ParamSpec) -> Result<Zeroizing<String>, PassphraseError> {
+        if param.kind == ParamKind::KeyData {
+            if !std::io::stdin().is_terminal() {
+                return Err(PassphraseError::NoKeyData);
+            }
+            return passphrase::prompt("Key data: ");
+        }
         let file = self.files.get(self.used);
         if file.is_some() {
             self.used += 1;
@@ -80,28 +89,32 @@ fn prompt_text(name: &str) -> String {
     format!("{words}: ")
 }
 
-/// Fills the passphrase parameters of `method` that `args` gives as `null`, or leaves out
-/// when every parameter before them is given (a required one, or an optional one while a
-/// password file is still unused), from `source`. Fails when a passphrase is needed and
-/// neither a file nor a terminal can give it.
-pub fn fill_passphrases(
+/// Fills the secret parameters of `method` (passphrases, key data) that `args` gives as
+/// `null`, or leaves out when every parameter before them is given (a required one, or an
+/// optional passphrase while a password file is still unused), from `source`. Fails when a
+/// secret is needed and neither a file nor a terminal can give it.
+pub fn fill_secrets(
     method: &MethodSpec,
     args: &mut Vec<Value>,
-    source: &mut Passphrases,
+    source: &mut Secrets,
 ) -> Result<(), PassphraseError> {
     for (i, param) in method.params.iter().enumerate() {
-        if !param.kind.is_passphrase() {
+        if !param.kind.is_secret() {
             continue;
         }
         let wanted = match args.get(i) {
             Some(v) => v.is_null(),
-            None => i == args.len() && (!param.optional || source.used < source.files.len()),
+            None => {
+                i == args.len()
+                    && (!param.optional
+                        || (param.kind.is_passphrase() && source.used < source.files.len()))
+            }
         };
         if !wanted {
             continue;
         }
-        let pass = source.next(param)?;
-        let value = Value::String(pass.as_str().to_string());
+        let secret = source.next(param)?;
+        let value = Value::String(secret.as_str().to_string());
         if i < args.len() {
             args[i] = value;
         } else {
@@ -124,12 +137,42 @@ fn carries_secret(call: &ConsoleCall) -> bool {
         .any(|(p, v)| p.kind.is_secret() && !v.is_null())
 }
 
+/// Whether `v` may stand in the place of `param` without being a secret out of place: `null`,
+/// or a value of the parameter's kind (an address for an address, 0x-hex for bytes, a number
+/// for an integer, a bool for a bool; anything for a string, an object or any value). A
+/// secret's own place is judged by [`carries_secret`].
+fn fits(param: &ParamSpec, v: &Value) -> bool {
+    match (param.kind, v) {
+        (_, Value::Null) => true,
+        (ParamKind::Address, Value::String(s)) => s.parse::<crate::crypto::Address>().is_ok(),
+        (ParamKind::Bytes, Value::String(s)) => crate::crypto::decode_hex0x(s).is_ok(),
+        (ParamKind::Integer, v) => v.is_number(),
+        (ParamKind::Bool, v) => v.is_boolean(),
+        (ParamKind::Address | ParamKind::Bytes, _) => false,
+        _ => true,
+    }
+}
+
 /// Whether a console line may be written to the history file: only a call of a method the
-/// table knows, with no secret (passphrase, key data) written out. A line that does not parse
-/// or names an unknown method (a mistyped `personal.unlockAcount("0x..", "pass", 60)`) may
-/// hold a secret in a place we cannot tell, so it is left out.
+/// table knows, with no secret (passphrase, key data) written out, no more arguments than the
+/// method takes, and every argument of its parameter's kind. Anything else may hold a secret
+/// in a place we cannot tell, so it is left out: a line that does not parse, a mistyped
+/// method name (`personal.unlockAcount("0x..", "pass", 60)`), or a passphrase typed where the
+/// address goes (`personal.unlockAccount("pass")`).
 pub fn kept_in_history(line: &str) -> bool {
-    parse_line(line).is_ok_and(|c| spec::find(&c.rpc_method()).is_some() && !carries_secret(&c))
+    let Ok(call) = parse_line(line) else {
+        return false;
+    };
+    let Some(method) = spec::find(&call.rpc_method()) else {
+        return false;
+    };
+    call.args.len() <= method.params.len()
+        && !carries_secret(&call)
+        && method
+            .params
+            .iter()
+            .zip(&call.args)
+            .all(|(p, v)| fits(p, v))
 }
 
 /// Why a console line gave no result.
@@ -138,7 +181,7 @@ pub enum LineError {
     #[error(transparent)]
     Syntax(#[from] SyntaxError),
     #[error("{method}: {source}")]
-    Passphrase {
+    Secret {
         method: String,
         source: PassphraseError,
     },
@@ -146,20 +189,14 @@ pub enum LineError {
     Client(#[from] ClientError),
 }
 
-/// Parses `line`, fills its passphrases from `source` and calls the method on `client`.
-pub fn run_line(
-    client: &mut Client,
-    line: &str,
-    source: &mut Passphrases,
-) -> Result<Value, LineError> {
+/// Parses `line`, fills its secrets from `source` and calls the method on `client`.
+pub fn run_line(client: &mut Client, line: &str, source: &mut Secrets) -> Result<Value, LineError> {
     let mut call = parse_line(line)?;
     let name = call.rpc_method();
     if let Some(method) = spec::find(&name) {
-        fill_passphrases(method, &mut call.args, source).map_err(|source| {
-            LineError::Passphrase {
-                method: name.clone(),
-                source,
-            }
+        fill_secrets(method, &mut call.args, source).map_err(|source| LineError::Secret {
+            method: name.clone(),
+            source,
         })?;
     }
     Ok(client.call(&name, call.args)?)
@@ -181,13 +218,13 @@ pub fn print_error(e: &dyn std::fmt::Display, rpc: bool) {
 }
 
 /// Runs the interactive console on `client` until `exit` or end of input. History is read
-/// from and written to `history` when given; passphrases left out of a line come from
-/// `source` (its files, then the prompt). Fails only when the node cannot be reached at the
+/// from and written to `history` when given; secrets left out of a line come from `source`
+/// (its files, then the prompt). Fails only when the node cannot be reached at the
 /// start; errors of single lines are printed and the console goes on.
 pub fn attach(
     mut client: Client,
     history: Option<&Path>,
-    mut source: Passphrases,
+    mut source: Secrets,
 ) -> Result<(), ClientError> {
     let modules = client.call("rpc_modules", vec![])?;
     let config = rustyline::Config::builder()
@@ -262,7 +299,7 @@ mod tests {
         spec::find(name).unwrap_or_else(|| panic!("{name} is not in the table"))
     }
 
-    fn files(dir: &Path, passes: &[&str]) -> Passphrases {
+    fn files(dir: &Path, passes: &[&str]) -> Secrets {
         let paths = passes
             .iter()
             .enumerate()
@@ -272,7 +309,7 @@ mod tests {
                 f
             })
             .collect();
-        Passphrases::new(paths)
+        Secrets::new(paths)
     }
 
     #[test]
@@ -286,7 +323,7 @@ mod tests {
     fn null_and_missing_passphrases_come_from_the_files() {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec![json!("0xabc"), Value::Null, json!(600)];
-        fill_passphrases(
+        fill_secrets(
             method("personal_unlockAccount"),
             &mut args,
             &mut files(dir.path(), &["s3cret"]),
@@ -295,7 +332,7 @@ mod tests {
         assert_eq!(args, vec![json!("0xabc"), json!("s3cret"), json!(600)]);
 
         let mut args = vec![json!("0xabc")];
-        fill_passphrases(
+        fill_secrets(
             method("personal_unlockAccount"),
             &mut args,
             &mut files(dir.path(), &["s3cret"]),
@@ -304,7 +341,7 @@ mod tests {
         assert_eq!(args, vec![json!("0xabc"), json!("s3cret")]);
 
         let mut args = vec![];
-        fill_passphrases(
+        fill_secrets(
             method("personal_newAccount"),
             &mut args,
             &mut files(dir.path(), &["a b"]),
@@ -313,7 +350,7 @@ mod tests {
         assert_eq!(args, vec![json!("a b")]);
 
         let mut args = vec![json!("kd")];
-        fill_passphrases(
+        fill_secrets(
             method("personal_replaceRawKey"),
             &mut args,
             &mut files(dir.path(), &["old", "new"]),
@@ -327,11 +364,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut source = files(dir.path(), &["unused"]);
         let mut args = vec![json!("0xabc"), json!("given")];
-        fill_passphrases(method("personal_unlockAccount"), &mut args, &mut source).unwrap();
+        fill_secrets(method("personal_unlockAccount"), &mut args, &mut source).unwrap();
         assert_eq!(args, vec![json!("0xabc"), json!("given")]);
         // personal_sign without its account: the node reports the missing parameter.
         let mut args = vec![json!("0x68")];
-        fill_passphrases(method("personal_sign"), &mut args, &mut source).unwrap();
+        fill_secrets(method("personal_sign"), &mut args, &mut source).unwrap();
         assert_eq!(args, vec![json!("0x68")]);
         assert_eq!(source.used, 0);
     }
@@ -340,14 +377,14 @@ mod tests {
     fn an_optional_passphrase_is_filled_only_from_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec![json!("keystore://x")];
-        fill_passphrases(
+        fill_secrets(
             method("personal_openWallet"),
             &mut args,
-            &mut Passphrases::default(),
+            &mut Secrets::default(),
         )
         .unwrap();
         assert_eq!(args, vec![json!("keystore://x")]);
-        fill_passphrases(
+        fill_secrets(
             method("personal_openWallet"),
             &mut args,
             &mut files(dir.path(), &["p"]),
@@ -372,24 +409,50 @@ mod tests {
 
     #[test]
     fn only_known_calls_without_secrets_go_to_the_history() {
+        const A: &str = "0x819104a190255e0cedbdd9d5f59a557633d79db1";
         let cases = [
             // A mistyped method name: its string arguments might be secrets.
             (
-                r#"personal.unlockAcount("0x1", "Sup3rS3cretPass!", 60)"#,
+                format!(r#"personal.unlockAcount("{A}", "Sup3rS3cretPass!", 60)"#),
                 false,
             ),
             (
-                r#"personal.unlockAccount("0x1", "Sup3rS3cretPass!", 60)"#,
+                format!(r#"personal.unlockAccount("{A}", "Sup3rS3cretPass!", 60)"#),
                 false,
             ),
-            ("personal.importRawKey('aebb68', null)", false),
-            ("this is not a call", false),
-            (r#"personal.unlockAccount("0x1", null, 60)"#, true),
-            ("admin.datadir()", true),
-            (r#"admin.startHTTP("127.0.0.1", 0)"#, true),
+            ("personal.importRawKey('aebb68', null)".into(), false),
+            ("this is not a call".into(), false),
+            // A passphrase where the address goes, or after the last parameter.
+            (
+                r#"personal.unlockAccount("Sup3rS3cretPass!")"#.into(),
+                false,
+            ),
+            (r#"personal.lockAccount("Sup3rS3cretPass!")"#.into(), false),
+            (
+                format!(r#"personal.lockAccount("{A}", "Sup3rS3cretPass!")"#),
+                false,
+            ),
+            (r#"personal.sign("Sup3rS3cretPass!")"#.into(), false),
+            (
+                r#"admin.setMaxSubscriptionPerWSConn("Sup3rS3cretPass!")"#.into(),
+                false,
+            ),
+            (r#"rpc.modules("Sup3rS3cretPass!")"#.into(), false),
+            // Known calls keep their other arguments.
+            (format!(r#"personal.unlockAccount("{A}", null, 60)"#), true),
+            (format!("personal.unlockAccount('{A}')"), true),
+            ("personal.importRawKey(null, null)".into(), true),
+            (format!(r#"personal.sign("0x68656c6c6f", "{A}")"#), true),
+            (format!("chain.getBalance('{A}', 'latest')"), true),
+            ("admin.datadir()".into(), true),
+            (
+                r#"admin.startHTTP("127.0.0.1", 0, "", "chain,net")"#.into(),
+                true,
+            ),
+            ("admin.setMaxSubscriptionPerWSConn(0x10)".into(), true),
         ];
         for (line, kept) in cases {
-            assert_eq!(kept_in_history(line), kept, "{line}");
+            assert_eq!(kept_in_history(&line), kept, "{line}");
         }
     }
 }
