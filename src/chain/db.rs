@@ -163,14 +163,23 @@ impl ChainDb {
             tx.open_table(RECEIPTS)?.insert(b.hash, b.receipts)?;
             tx.open_table(NUMBERS)?.insert(b.hash, b.number)?;
             tx.open_table(CANONICAL)?.insert(b.number, b.hash)?;
-            let mut lookup = tx.open_table(TX_LOOKUP)?;
+            // Keys in ascending order: the B-tree's pages are then visited once each, left to
+            // right, instead of at random (the keys are hashes).
+            let mut lookups: Vec<(&Hash, u32)> = Vec::with_capacity(b.tx_hashes.len());
             for (i, h) in b.tx_hashes.iter().enumerate() {
                 let index =
                     u32::try_from(i).map_err(|_| Error::Storage("too many transactions".into()))?;
+                lookups.push((h, index));
+            }
+            lookups.sort_unstable();
+            let mut lookup = tx.open_table(TX_LOOKUP)?;
+            for (h, index) in lookups {
                 lookup.insert(h, (b.hash, index))?;
             }
+            let mut sorted: Vec<&(Hash, Vec<u8>)> = b.trie_nodes.iter().collect();
+            sorted.sort_unstable_by_key(|x| x.0);
             let mut nodes = tx.open_table(TRIE_NODES)?;
-            for (h, node) in b.trie_nodes {
+            for (h, node) in sorted {
                 nodes.insert(h, node.as_slice())?;
             }
             let mut head = Vec::with_capacity(40);

@@ -2,11 +2,13 @@
 //! block sealing. A domain beside `keystore`: it knows nothing of `rpc`, publishes typed
 //! events into `events::Bus`, and runs its background work as `service::Service`s.
 
+pub mod cache;
 pub mod db;
 pub mod genesis;
 pub mod pool;
 pub mod state;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -14,11 +16,12 @@ use crate::crypto::{keccak256, Address, SecretKey};
 use crate::events::{Bus, Event, NewHead};
 use crate::service::{Service, Worker};
 use crate::trie::{NodeStore, EMPTY_ROOT};
-use crate::types::block::{encode_tx_list, DeriveSha};
+use crate::types::block::DeriveSha;
 use crate::types::block::{BftExtra, Header};
 use crate::types::receipt::{Receipt, STATUS_SUCCESS};
 use crate::types::rlp::list;
 use crate::types::transaction::Transaction;
+use cache::NodeCache;
 use db::{BlockWrite, ChainDb, Hash};
 use genesis::Genesis;
 use pool::{Pool, PoolError};
@@ -40,13 +43,42 @@ pub enum ChainError {
     Corrupt(String),
 }
 
-/// The trie nodes of the chain database as a node store.
-struct DbNodes<'a>(&'a ChainDb);
+/// The trie-node cache's size unless configured otherwise.
+pub const DEFAULT_NODE_CACHE_BYTES: usize = 512 << 20;
+/// Most accounts the admission cache keeps before it starts over.
+const ACCOUNT_CACHE_LIMIT: usize = 1 << 20;
+
+/// The trie nodes of the chain database, through the node cache, as a node store.
+struct DbNodes<'a> {
+    db: &'a ChainDb,
+    cache: &'a NodeCache,
+}
 
 impl NodeStore for DbNodes<'_> {
     fn node(&self, hash: &[u8; 32]) -> Option<Vec<u8>> {
-        self.0.trie_node(hash).ok().flatten()
+        if let Some(n) = self.cache.get(hash) {
+            return Some(n.to_vec());
+        }
+        let n = self.db.trie_node(hash).ok().flatten()?;
+        self.cache.insert(*hash, Arc::from(n.as_slice()));
+        Some(n)
     }
+}
+
+/// What admitting a transaction reads and changes, behind one lock: the pool, and the
+/// accounts as the pool must see them.
+#[derive(Default)]
+struct Admission {
+    pool: Pool,
+    /// Accounts as of the head block, read once and kept (the sealer updates those a block
+    /// changes), so that checking a transaction rarely walks the trie.
+    accounts: HashMap<Address, Account>,
+    /// The accounts that the block being sealed changes, as they will be: the pool checks
+    /// against the state after that block from the moment it took the block's transactions.
+    in_flight: HashMap<Address, Account>,
+    /// The transactions of the block being sealed, by hash (no longer pending, not yet
+    /// stored).
+    sealing: HashMap<[u8; 32], (Transaction, Address)>,
 }
 
 /// The head block.
@@ -61,9 +93,11 @@ pub struct Chain {
     db: ChainDb,
     genesis: Genesis,
     head: Mutex<Head>,
-    /// Held while a block is sealed, so that no transaction is checked against a head that
-    /// is about to change.
-    pool: Mutex<Pool>,
+    nodes: NodeCache,
+    /// The pool and the account view it checks against.
+    admission: Mutex<Admission>,
+    /// Held by whoever seals a block, from taking its transactions to moving the head.
+    sealing: Mutex<()>,
     bus: OnceLock<Arc<Bus>>,
     /// One lock per sender for the send methods that fill in the nonce (reference 6.4).
     nonce_locks: Mutex<std::collections::HashMap<Address, Arc<Mutex<()>>>>,
@@ -194,7 +228,9 @@ impl Chain {
                 hash: head_hash,
                 header: head_header,
             }),
-            pool: Mutex::new(Pool::default()),
+            nodes: NodeCache::new(DEFAULT_NODE_CACHE_BYTES),
+            admission: Mutex::new(Admission::default()),
+            sealing: Mutex::new(()),
             bus: OnceLock::new(),
             nonce_locks: Mutex::new(std::collections::HashMap::new()),
         })
@@ -211,24 +247,74 @@ impl Chain {
         }
     }
 
-    fn pool(&self) -> std::sync::MutexGuard<'_, Pool> {
-        self.pool.lock().unwrap_or_else(|p| p.into_inner())
+    fn admission(&self) -> std::sync::MutexGuard<'_, Admission> {
+        self.admission.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Checks `tx` against the head state and adds it to the pool; its hash.
-    pub fn submit(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
-        // Signatures are recovered before the pool's lock is taken (libsecp256k1, once).
-        let signers = tx.recovered();
-        // The pool's lock, then the head: a block being sealed finishes (and moves the head)
-        // before this transaction is checked against the head's state.
-        let mut pool = self.pool();
+    fn db_nodes(&self) -> DbNodes<'_> {
+        DbNodes {
+            db: &self.db,
+            cache: &self.nodes,
+        }
+    }
+
+    /// `address`'s account as the pool sees it: after the block being sealed, if any,
+    /// else as of the head. Read from the trie at most once per head.
+    fn admission_account(
+        &self,
+        adm: &mut Admission,
+        address: &Address,
+    ) -> Result<Account, StateError> {
+        if let Some(a) = adm.in_flight.get(address) {
+            return Ok(a.clone());
+        }
+        if let Some(a) = adm.accounts.get(address) {
+            return Ok(a.clone());
+        }
         let root = self.head().header.state_root;
-        let nodes = DbNodes(&self.db);
-        let state = State::at(&nodes, root);
-        let hash = pool.add(tx, signers, self.chain_id(), self.unit_price(), |a| {
-            state.account(a).map_err(|e| e.to_string())
-        })?;
-        drop(pool);
+        let nodes = self.db_nodes();
+        let a = State::at(&nodes, root).account(address)?;
+        if adm.accounts.len() >= ACCOUNT_CACHE_LIMIT {
+            adm.accounts.clear();
+        }
+        adm.accounts.insert(*address, a.clone());
+        Ok(a)
+    }
+
+    /// Checks `tx` against the head state (after the block being sealed) and adds it to the
+    /// pool; its hash.
+    pub fn submit(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
+        // Signatures are recovered before the lock is taken (libsecp256k1, once).
+        let signers = tx.recovered();
+        let sender = match (&tx, &signers) {
+            (Transaction::Legacy(_), Ok(s)) => s.first().map(|s| s.address),
+            (Transaction::Legacy(_), Err(_)) => None,
+            (Transaction::ValueTransfer(t), _) => Some(t.from),
+            (Transaction::AccountUpdate(t), _) => Some(t.from),
+        };
+        let mut adm = self.admission();
+        // The sender's account is in the view before the pool asks for it.
+        let read = match &sender {
+            Some(a) => self.admission_account(&mut adm, a).map(|_| ()),
+            None => Ok(()),
+        };
+        let adm = &mut *adm;
+        let (in_flight, accounts) = (&adm.in_flight, &adm.accounts);
+        let head_root = self.head().header.state_root;
+        let nodes = self.db_nodes();
+        let hash = adm
+            .pool
+            .add(tx, signers, self.chain_id(), self.unit_price(), |a| {
+                if let Err(e) = &read {
+                    return Err(e.to_string());
+                }
+                match in_flight.get(a).or_else(|| accounts.get(a)) {
+                    Some(acct) => Ok(acct.clone()),
+                    None => State::at(&nodes, head_root)
+                        .account(a)
+                        .map_err(|e| e.to_string()),
+                }
+            })?;
         self.publish(Event::PendingTransaction(hash));
         Ok(hash)
     }
@@ -236,13 +322,21 @@ impl Chain {
     /// A transaction by hash: sealed (with its block, index and receipt's status and gas
     /// used) or pending (no receipt). `None` when the chain has never seen it.
     pub fn transaction(&self, hash: &[u8; 32]) -> Result<Option<TxRecord>, ChainError> {
-        if let Some(p) = self.pool().find(hash) {
-            return Ok(Some(TxRecord {
-                tx: p.tx.clone(),
-                sender: p.sender,
-                location: crate::types::json::Location::PENDING,
-                receipt: None,
-            }));
+        {
+            let adm = self.admission();
+            let pending = adm
+                .pool
+                .find(hash)
+                .map(|p| (p.tx.clone(), p.sender))
+                .or_else(|| adm.sealing.get(hash).cloned());
+            if let Some((tx, sender)) = pending {
+                return Ok(Some(TxRecord {
+                    tx,
+                    sender,
+                    location: crate::types::json::Location::PENDING,
+                    receipt: None,
+                }));
+            }
         }
         let Some((block_hash, index)) = self.db.tx_location(hash)? else {
             return Ok(None);
@@ -372,32 +466,83 @@ impl Chain {
 
     /// The pending transactions with their senders, in arrival order.
     pub fn pending(&self) -> Vec<(Transaction, Address)> {
-        self.pool().pending_list()
+        self.admission().pool.pending_list()
     }
 
     /// The next nonce of `address`, counting its pending transactions.
     pub fn pending_nonce(&self, address: &Address) -> Result<u64, ChainError> {
-        let pool = self.pool();
-        let nonce = self.account(address, None)?.map_or(0, |a| a.nonce);
-        Ok(pool.next_nonce(address, nonce))
+        let mut adm = self.admission();
+        let nonce = self.admission_account(&mut adm, address)?.nonce;
+        Ok(adm.pool.next_nonce(address, nonce))
     }
 
     /// Seals the pending transactions into a block signed by `validator` and makes it the
     /// head. `None` when nothing is pending.
+    ///
+    /// The pool's lock is held only to take the transactions and work out the accounts they
+    /// change (arithmetic on cached accounts); from then on the pool checks new transactions
+    /// against those accounts. The trie update, the roots, the seal and the durable write
+    /// happen without it, so that transactions keep arriving while a block is written.
     pub fn seal(&self, validator: &SecretKey) -> Result<Option<[u8; 32]>, ChainError> {
-        let mut pool = self.pool();
-        if pool.is_empty() {
-            return Ok(None);
-        }
+        let _sealing = self.sealing.lock().unwrap_or_else(|p| p.into_inner());
         let parent = self.head();
-        let nodes = DbNodes(&self.db);
-        let mut state = State::at(&nodes, parent.header.state_root);
-        let taken = pool.take();
         let rewardbase = validator.address();
+        let (taken, changed, receipts, gas_total) = {
+            let mut adm = self.admission();
+            if adm.pool.is_empty() {
+                return Ok(None);
+            }
+            let taken: Arc<[pool::Pending]> = adm.pool.take().into();
+            let (changed, receipts, gas_total) = self.execute(&mut adm, &taken, rewardbase)?;
+            adm.in_flight = changed.clone();
+            adm.sealing = taken
+                .iter()
+                .map(|p| (p.hash, (p.tx.clone(), p.sender)))
+                .collect();
+            (taken, changed, receipts, gas_total)
+        };
+        let written = self.write_block(validator, &parent, &taken, &changed, &receipts, gas_total);
+        let mut adm = self.admission();
+        adm.in_flight.clear();
+        adm.sealing.clear();
+        let (hash, header) = match written {
+            Ok(w) => w,
+            Err(e) => {
+                // The block's transactions are dropped: the pool forgot them when it took
+                // them, and the view goes back to the head's accounts.
+                return Err(e);
+            }
+        };
+        let head = NewHead {
+            number: header.number,
+            hash,
+            parent_hash: header.parent_hash,
+            timestamp: header.time,
+        };
+        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = Head { hash, header };
+        if adm.accounts.len() + changed.len() > ACCOUNT_CACHE_LIMIT {
+            adm.accounts.clear();
+        }
+        adm.accounts.extend(changed);
+        drop(adm);
+        self.publish(Event::NewHead(Arc::new(head)));
+        Ok(Some(hash))
+    }
+
+    /// Runs `taken` on the accounts as the pool sees them: the accounts changed (the
+    /// rewardbase credited with the fees), each transaction's receipt, and the gas used.
+    #[allow(clippy::type_complexity)]
+    fn execute(
+        &self,
+        adm: &mut Admission,
+        taken: &[pool::Pending],
+        rewardbase: Address,
+    ) -> Result<(HashMap<Address, Account>, Vec<Receipt>, u64), ChainError> {
+        let mut changed: HashMap<Address, Account> = HashMap::new();
         let mut receipts = Vec::with_capacity(taken.len());
         let mut gas_total = 0u64;
         let mut fees = [0u8; 32];
-        for p in &taken {
+        for p in taken {
             let (price, value, to, new_key) = match &p.tx {
                 Transaction::Legacy(t) => (t.gas_price, t.value, t.to, None),
                 Transaction::ValueTransfer(t) => (t.gas_price, t.value, Some(t.to), None),
@@ -405,8 +550,11 @@ impl Chain {
             };
             let fee = state::mul_u64(&price, p.gas_used)
                 .ok_or_else(|| ChainError::Corrupt("fee overflow".into()))?;
-            let mut sender = state.account(&p.sender)?;
-            // The pool checked the nonce and the balance against this very state.
+            let mut sender = match changed.remove(&p.sender) {
+                Some(a) => a,
+                None => self.admission_account(adm, &p.sender)?,
+            };
+            // The pool checked the nonce and the balance against these very accounts.
             let cost = state::add(&fee, &value)
                 .ok_or_else(|| ChainError::Corrupt("cost overflow".into()))?;
             sender.balance = state::sub(&sender.balance, &cost)
@@ -415,12 +563,15 @@ impl Chain {
             if let Some(k) = new_key {
                 sender.key = sender.key.replaced_by(k).unwrap_or(sender.key.clone());
             }
-            state.set(&p.sender, &sender)?;
+            changed.insert(p.sender, sender);
             if let Some(to) = to {
-                let mut r = state.account(&to)?;
+                let mut r = match changed.remove(&to) {
+                    Some(a) => a,
+                    None => self.admission_account(adm, &to)?,
+                };
                 r.balance = state::add(&r.balance, &value)
                     .ok_or_else(|| ChainError::Corrupt("balance overflow".into()))?;
-                state.set(&to, &r)?;
+                changed.insert(to, r);
             }
             fees = state::add(&fees, &fee).unwrap_or(fees);
             gas_total += p.gas_used;
@@ -430,13 +581,36 @@ impl Chain {
                 logs: Vec::new(),
             });
         }
-        let mut reward = state.account(&rewardbase)?;
+        let mut reward = match changed.remove(&rewardbase) {
+            Some(a) => a,
+            None => self.admission_account(adm, &rewardbase)?,
+        };
         reward.balance = state::add(&reward.balance, &fees).unwrap_or(reward.balance);
-        state.set(&rewardbase, &reward)?;
+        changed.insert(rewardbase, reward);
+        Ok((changed, receipts, gas_total))
+    }
+
+    /// Writes the block of `taken` on top of `parent`: the state with `changed`, the roots,
+    /// the header sealed by `validator`, all in one durable database transaction. Its hash
+    /// and header.
+    fn write_block(
+        &self,
+        validator: &SecretKey,
+        parent: &Head,
+        taken: &[pool::Pending],
+        changed: &HashMap<Address, Account>,
+        receipts: &[Receipt],
+        gas_total: u64,
+    ) -> Result<(Hash, Header), ChainError> {
+        let nodes = self.db_nodes();
+        let mut state = State::at(&nodes, parent.header.state_root);
+        for (address, account) in changed {
+            state.set(address, account)?;
+        }
         let (state_root, nodes_new) = state.commit();
         drop(state);
-        let txs: Vec<Transaction> = taken.iter().map(|p| p.tx.clone()).collect();
-        let tx_encodings: Vec<Vec<u8>> = txs.iter().map(Transaction::encode).collect();
+        let rewardbase = validator.address();
+        let tx_encodings: Vec<Vec<u8>> = taken.iter().map(|p| p.tx.encode()).collect();
         let receipt_encodings: Vec<Vec<u8>> = receipts.iter().map(Receipt::encode).collect();
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -481,6 +655,10 @@ impl Chain {
             .push(validator.sign_hash(&keccak256(&commit_msg)).to_vec());
         header.extra = extra.encode();
         let tx_hashes: Vec<[u8; 32]> = taken.iter().map(|p| p.hash).collect();
+        let mut body = Vec::new();
+        for t in &tx_encodings {
+            body.extend_from_slice(t);
+        }
         let mut receipts_rlp = Vec::new();
         for r in &receipt_encodings {
             receipts_rlp.extend_from_slice(r);
@@ -489,21 +667,15 @@ impl Chain {
             number: header.number,
             hash: &hash,
             header: &header.encode(),
-            body: &list(&encode_tx_list(&txs)),
+            body: &list(&list(&body)),
             receipts: &list(&receipts_rlp),
             tx_hashes: &tx_hashes,
             trie_nodes: &nodes_new,
         })?;
-        let head = NewHead {
-            number: header.number,
-            hash,
-            parent_hash: header.parent_hash,
-            timestamp: header.time,
-        };
-        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = Head { hash, header };
-        drop(pool);
-        self.publish(Event::NewHead(Arc::new(head)));
-        Ok(Some(hash))
+        for (h, n) in nodes_new {
+            self.nodes.insert(h, n.into());
+        }
+        Ok((hash, header))
     }
 
     fn head(&self) -> Head {
@@ -567,7 +739,7 @@ impl Chain {
                 None => return Ok(None),
             },
         };
-        let nodes = DbNodes(&self.db);
+        let nodes = self.db_nodes();
         Ok(Some(State::at(&nodes, root).account(address)?))
     }
 }
@@ -575,19 +747,23 @@ impl Chain {
 /// How often the sealer looks at the pool.
 const SEAL_TICK: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// The `--dev` sealer (`sealer` thread): seals a block as soon as transactions are pending.
+/// The `--dev` sealer (`sealer` thread): seals a block as soon as transactions are pending,
+/// and, given a period, no sooner than that after the previous block.
 pub struct Sealer {
     chain: Arc<Chain>,
     key: Option<SecretKey>,
+    period: std::time::Duration,
     worker: Option<Worker>,
 }
 
 impl Sealer {
-    /// A sealer of `chain` signing with `key` (the validator's).
-    pub fn new(chain: Arc<Chain>, key: SecretKey) -> Sealer {
+    /// A sealer of `chain` signing with `key` (the validator's), sealing at most once per
+    /// `period` (zero: whenever transactions are pending).
+    pub fn new(chain: Arc<Chain>, key: SecretKey, period: std::time::Duration) -> Sealer {
         Sealer {
             chain,
             key: Some(key),
+            period,
             worker: None,
         }
     }
@@ -601,21 +777,27 @@ impl Service for Sealer {
     fn start(&mut self) -> Result<(), String> {
         let chain = self.chain.clone();
         let key = self.key.take().ok_or("the sealer was started twice")?;
-        self.worker = Some(Worker::periodic(
-            "sealer",
-            SEAL_TICK,
-            move || match chain.seal(&key) {
-                Ok(Some(hash)) => crate::log::info(
-                    "Sealed a block",
-                    &[
-                        ("number", &chain.head_number().to_string()),
-                        ("hash", &format!("0x{}", hex::encode(hash))),
-                    ],
-                ),
+        let period = self.period;
+        let mut last: Option<std::time::Instant> = None;
+        self.worker = Some(Worker::periodic("sealer", SEAL_TICK, move || {
+            if last.is_some_and(|l| l.elapsed() < period) {
+                return;
+            }
+            match chain.seal(&key) {
+                Ok(Some(hash)) => {
+                    last = Some(std::time::Instant::now());
+                    crate::log::info(
+                        "Sealed a block",
+                        &[
+                            ("number", &chain.head_number().to_string()),
+                            ("hash", &format!("0x{}", hex::encode(hash))),
+                        ],
+                    )
+                }
                 Ok(None) => {}
                 Err(e) => crate::log::error("Sealing failed", &[("err", &e.to_string())]),
-            },
-        )?);
+            }
+        })?);
         Ok(())
     }
 
