@@ -2,10 +2,18 @@
 //! signed in advance, sent with `chain_sendRawTransaction` over 8 keep-alive HTTP connections
 //! (one funded sender each, nonces in order), until all are sealed.
 //!
-//! Reported: ingestion (accepted by the pool, transactions/s while sending) and end to end
-//! (from the first send to the block holding the last transaction).
+//! Three runs, each on a fresh node:
+//! - `pool`: ingestion alone. The node runs with `--dev.period 3600`, so that after the block
+//!   funding the senders no block is sealed while the transfers arrive: transactions/s
+//!   accepted by the pool.
+//! - `end-to-end`: `--dev` sealing as soon as transactions are pending; from the first send
+//!   to the block holding the last transfer.
+//! - `end-to-end-big-state`: the same on a chain written by `chaind init` whose genesis funds
+//!   `INGEST_STATE_ACCOUNTS` more accounts (default 1,000,000), sealed by its validator with
+//!   `--dev`; also chaind's peak RSS (VmHWM).
 //!
-//! Run: `cargo bench --bench chain_ingest` (`INGEST_PER_SENDER`, default 5,000).
+//! Run: `cargo bench --bench chain_ingest` (`INGEST_PER_SENDER`, default 5,000;
+//! `INGEST_RUNS`, default `pool,end-to-end,end-to-end-big-state`).
 
 #[path = "../tests/common/mod.rs"]
 #[allow(dead_code)]
@@ -84,44 +92,44 @@ fn number(v: &Value) -> u64 {
     u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
 }
 
-fn main() {
-    let per_sender: u64 = std::env::var("INGEST_PER_SENDER")
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5000);
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain",
-    ]);
+        .unwrap_or(default)
+}
+
+fn senders() -> Vec<SecretKey> {
+    (0..SENDERS)
+        .map(|i| SecretKey::from_slice(&[i as u8 + 1; 32]).unwrap())
+        .collect()
+}
+
+const FUNDS: u128 = 1_000_000_000_000_000_000_000_000;
+
+/// chaind's peak resident set, from /proc.
+fn peak_rss_kib(n: &Node) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", n.child.id())).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The figures of one run.
+struct Figures {
+    ingest_tps: f64,
+    end_to_end_tps: Option<f64>,
+    blocks: u64,
+}
+
+/// Sends `per_sender` pre-signed transfers from each sender over its own connection; with
+/// `until_sealed`, waits until the last one is sealed.
+fn drive(n: &Node, per_sender: u64, until_sealed: bool) -> Figures {
     let url = n.http.clone().unwrap();
     let addr = url.trim_start_matches("http://").to_string();
-    let dev = std::fs::read_to_string(n.datadir.path().join("dev-account")).unwrap();
-    let dev = Address::parse_lenient(dev.trim()).unwrap();
-    let file = common::key_files(&n.keystore()).pop().unwrap();
-    let dev_key = chain_node::keystore::load_key_file(&file, dev, "").unwrap();
-    // Fund the senders.
-    let senders: Vec<SecretKey> = (0..SENDERS)
-        .map(|i| SecretKey::from_slice(&[i as u8 + 1; 32]).unwrap())
-        .collect();
-    for (i, s) in senders.iter().enumerate() {
-        let raw = transfer(
-            &dev_key,
-            i as u64,
-            s.address(),
-            1_000_000_000_000_000_000_000_000,
-        );
-        let r = http_call(&url, "chain_sendRawTransaction", json!([raw]));
-        assert!(r.get("result").is_some(), "{r}");
-    }
-    while number(&http_call(&url, "chain_blockNumber", json!([]))["result"]) < 1 {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let senders = senders();
     let start_block = number(&http_call(&url, "chain_blockNumber", json!([]))["result"]);
     let t = Instant::now();
     let signed: Vec<Vec<String>> = senders
@@ -142,7 +150,7 @@ fn main() {
         .collect();
     let total = per_sender * SENDERS as u64;
     println!(
-        "signed {total} value transfers in advance ({:.2} s)",
+        "  signed {total} value transfers in advance ({:.2} s)",
         t.elapsed().as_secs_f64()
     );
     let t0 = Instant::now();
@@ -159,6 +167,20 @@ fn main() {
         }
     });
     let ingest = t0.elapsed();
+    let ingest_tps = total as f64 / ingest.as_secs_f64();
+    println!(
+        "  ingestion: {ingest_tps:.0} tx/s ({total} transfers accepted over 8 connections in {:.2} s)",
+        ingest.as_secs_f64()
+    );
+    if !until_sealed {
+        let blocks =
+            number(&http_call(&url, "chain_blockNumber", json!([]))["result"]) - start_block;
+        return Figures {
+            ingest_tps,
+            end_to_end_tps: None,
+            blocks,
+        };
+    }
     // Until the last sender's last nonce is sealed.
     let last = senders.last().unwrap().address();
     loop {
@@ -174,19 +196,150 @@ fn main() {
     }
     let end_to_end = t0.elapsed();
     let blocks = number(&http_call(&url, "chain_blockNumber", json!([]))["result"]) - start_block;
+    let tps = total as f64 / end_to_end.as_secs_f64();
     println!(
-        "ingestion: {:.0} tx/s ({total} transfers accepted over 8 connections in {:.2} s)",
-        total as f64 / ingest.as_secs_f64(),
-        ingest.as_secs_f64()
-    );
-    println!(
-        "end to end: {:.0} tx/s (all sealed {:.2} s after the first send, in {blocks} blocks)",
-        total as f64 / end_to_end.as_secs_f64(),
+        "  end to end: {tps:.0} tx/s (all sealed {:.2} s after the first send, in {blocks} blocks)",
         end_to_end.as_secs_f64()
     );
-    println!(
-        "RESULT ingest_tps={:.0} end_to_end_tps={:.0}",
-        total as f64 / ingest.as_secs_f64(),
-        total as f64 / end_to_end.as_secs_f64()
+    Figures {
+        ingest_tps,
+        end_to_end_tps: Some(tps),
+        blocks,
+    }
+}
+
+const RPC: [&str; 7] = [
+    "--rpc",
+    "--rpcaddr",
+    "127.0.0.1",
+    "--rpcport",
+    "0",
+    "--rpcapi",
+    "chain",
+];
+
+/// A `--dev` node (with `extra` arguments) whose senders the developer account funded.
+fn dev_node(extra: &[&str]) -> Node {
+    let mut args = vec!["--dev"];
+    args.extend(RPC);
+    args.extend(extra);
+    let n = Node::start(&args);
+    let url = n.http.clone().unwrap();
+    let dev = std::fs::read_to_string(n.datadir.path().join("dev-account")).unwrap();
+    let dev = Address::parse_lenient(dev.trim()).unwrap();
+    let file = common::key_files(&n.keystore()).pop().unwrap();
+    let dev_key = chain_node::keystore::load_key_file(&file, dev, "").unwrap();
+    for (i, s) in senders().iter().enumerate() {
+        let raw = transfer(&dev_key, i as u64, s.address(), FUNDS);
+        let r = http_call(&url, "chain_sendRawTransaction", json!([raw]));
+        assert!(r.get("result").is_some(), "{r}");
+    }
+    while number(&http_call(&url, "chain_blockNumber", json!([]))["result"]) < 1 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    n
+}
+
+/// A node on a chain written by `chaind init` whose genesis funds the senders and
+/// `accounts` more accounts, sealed with `--dev` by its validator.
+fn big_state_node(accounts: u64) -> Node {
+    let dir = tempfile::tempdir().unwrap();
+    let ks = chain_node::keystore::Keystore::open(dir.path().join("keystore"))
+        .unwrap()
+        .with_scrypt(chain_node::keystore::keyfile::ScryptParams::LIGHT);
+    let validator = ks.new_account("").unwrap().address;
+    let mut alloc = String::with_capacity(accounts as usize * 80);
+    alloc.push_str(&format!("\"{validator}\": {{\"balance\": \"0x1\"}}"));
+    for s in senders() {
+        alloc.push_str(&format!(
+            ",\"0x{}\": {{\"balance\": \"{FUNDS}\"}}",
+            hex::encode(s.address().0)
+        ));
+    }
+    for i in 0..accounts {
+        let mut a = [0x5au8; 20];
+        a[12..].copy_from_slice(&i.to_be_bytes());
+        alloc.push_str(&format!(
+            ",\"0x{}\": {{\"balance\": \"0x1\"}}",
+            hex::encode(a)
+        ));
+    }
+    let genesis = format!("{{\"validator\": \"{validator}\", \"alloc\": {{{alloc}}}}}");
+    let file = dir.path().join("genesis.json");
+    std::fs::write(&file, genesis).unwrap();
+    let t = Instant::now();
+    let out = std::process::Command::new(common::chaind_bin())
+        .arg("--datadir")
+        .arg(dir.path())
+        .arg("init")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    println!(
+        "  chaind init with {} funded accounts: {:.1} s",
+        accounts + 1 + SENDERS as u64,
+        t.elapsed().as_secs_f64()
+    );
+    let mut args = vec!["--dev"];
+    args.extend(RPC);
+    let t = Instant::now();
+    let n = Node::start_in(dir, &args);
+    println!(
+        "  chaind started on it in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    n
+}
+
+fn main() {
+    let per_sender = env_u64("INGEST_PER_SENDER", 5000);
+    let runs = std::env::var("INGEST_RUNS")
+        .unwrap_or_else(|_| "pool,end-to-end,end-to-end-big-state".into());
+    let mut results = Vec::new();
+    for run in runs.split(',') {
+        println!("{run}:");
+        match run {
+            "pool" => {
+                let n = dev_node(&["--dev.period", "3600"]);
+                let f = drive(&n, per_sender, false);
+                assert_eq!(f.blocks, 0, "a block was sealed during the pool run");
+                results.push(format!("pool_ingest_tps={:.0}", f.ingest_tps));
+            }
+            "end-to-end" => {
+                let n = dev_node(&[]);
+                let f = drive(&n, per_sender, true);
+                results.push(format!(
+                    "end_to_end_tps={:.0} (ingest {:.0}, {} blocks)",
+                    f.end_to_end_tps.unwrap(),
+                    f.ingest_tps,
+                    f.blocks
+                ));
+            }
+            "end-to-end-big-state" => {
+                let accounts = env_u64("INGEST_STATE_ACCOUNTS", 1_000_000);
+                let n = big_state_node(accounts);
+                println!(
+                    "  chaind peak RSS after start: {} MiB",
+                    peak_rss_kib(&n) / 1024
+                );
+                let f = drive(&n, per_sender, true);
+                results.push(format!(
+                    "end_to_end_tps_{accounts}_accounts={:.0} (ingest {:.0}, {} blocks) peak_rss_mib={}",
+                    f.end_to_end_tps.unwrap(),
+                    f.ingest_tps,
+                    f.blocks,
+                    peak_rss_kib(&n) / 1024
+                ));
+            }
+            other => panic!("unknown run {other:?}"),
+        }
+    }
+    for r in results {
+        println!("RESULT {r}");
+    }
 }

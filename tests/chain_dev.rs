@@ -778,3 +778,104 @@ fn init_writes_a_genesis_that_the_node_serves() {
         json!("0x0")
     );
 }
+
+/// The block's time in hundredths of a second (`timestamp` and `timestampFoS`).
+fn block_time(call: &dyn Fn(&str, Value) -> Value, number: &str) -> u64 {
+    let b = ok(call("chain_getBlockByNumber", json!([number, false])));
+    let q = |k: &str| u64::from_str_radix(b[k].as_str().unwrap().trim_start_matches("0x"), 16);
+    q("timestamp").unwrap() * 100 + q("timestampFoS").unwrap()
+}
+
+/// `--dev.period 1`: a transaction arriving right after a block waits until a second has
+/// passed since it; blocks are never closer than that.
+#[test]
+fn dev_period_spaces_the_blocks() {
+    let mut args = http_args(true, "chain");
+    args.extend(["--dev.period", "1"]);
+    let n = Node::start(&args);
+    let url = n.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&url, m, p);
+    let key = dev_key(&n, &dev_account(&n));
+    let to = Address([0x35; 20]);
+    for (nonce, block) in [(0, "0x1"), (1, "0x2"), (2, "0x3")] {
+        ok(call(
+            "chain_sendRawTransaction",
+            json!([transfer(&key, nonce, to, 1, 25_000_000_000, 1000)]),
+        ));
+        wait_for_block(&call, block);
+    }
+    // The first block comes as soon as something is pending; the next ones a period apart
+    // (block times are in hundredths; the clock may have moved by at most one of them
+    // between the sealer's check and the header's time).
+    for (a, b) in [("0x1", "0x2"), ("0x2", "0x3")] {
+        let gap = block_time(&call, b) - block_time(&call, a);
+        assert!(gap >= 99, "blocks {a} and {b} are {gap} hundredths apart");
+    }
+}
+
+/// `--dev` on a data directory written by `chaind init` seals with the validator its genesis
+/// names, whose key the keystore holds with an empty passphrase; without that key the node
+/// refuses to start, saying why.
+#[test]
+fn dev_seals_an_initialized_chain_with_its_validator() {
+    let dir = tempfile::tempdir().unwrap();
+    let dd = dir.path().join("dd");
+    let ks = chain_node::keystore::Keystore::open(dd.join("keystore"))
+        .unwrap()
+        .with_scrypt(chain_node::keystore::keyfile::ScryptParams::LIGHT);
+    let validator = ks.new_account("").unwrap().address;
+    let sender = SecretKey::from_slice(&[0x46; 32]).unwrap();
+    let genesis = |validator: &str| {
+        format!(
+            r#"{{"config": {{"chainId": 77, "unitPrice": 1}}, "validator": "{validator}", "alloc": {{"0x{}": {{"balance": "1000000"}}}}}}"#,
+            hex::encode(sender.address().0)
+        )
+    };
+    let file = common::write_file(dir.path(), "genesis.json", &genesis(&validator.to_string()));
+    assert_eq!(
+        chaind(&dd, &["init", file.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+
+    // A validator whose key is not here: refused at start.
+    let stranger = "0x2222222222222222222222222222222222222222";
+    let other_dd = dir.path().join("other");
+    let other = common::write_file(dir.path(), "other.json", &genesis(stranger));
+    assert_eq!(
+        chaind(&other_dd, &["init", other.to_str().unwrap()])
+            .status
+            .code(),
+        Some(0)
+    );
+    let out = chaind(&other_dd, &["--dev", "--ipcdisable"]);
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("--dev: the genesis of this data directory (chaind init) names validator {stranger}, whose key must be in the keystore with an empty passphrase")),
+        "{stderr}"
+    );
+
+    let dd_dir = tempfile::TempDir::new_in(dir.path()).unwrap();
+    std::fs::remove_dir(dd_dir.path()).unwrap();
+    std::fs::rename(&dd, dd_dir.path()).unwrap();
+    let n = http_node_in(dd_dir, true, "chain");
+    let url = n.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&url, m, p);
+    let to = Address([0x35; 20]);
+    let hash = ok(call(
+        "chain_sendRawTransaction",
+        json!([transfer(&sender, 0, to, 5, 1, 77)]),
+    ));
+    wait_for_block(&call, "0x1");
+    let receipt = ok(call("chain_getTransactionReceipt", json!([hash])));
+    assert_eq!(receipt["status"], json!("0x1"));
+    let block = ok(call("chain_getBlockByNumber", json!(["0x1", false])));
+    assert_eq!(block["reward"], json!(validator.to_string()));
+    assert_eq!(
+        ok(call(
+            "chain_getBalance",
+            json!([format!("0x{}", hex::encode(to.0))])
+        )),
+        json!("0x5")
+    );
+}

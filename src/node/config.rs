@@ -146,7 +146,6 @@ pub struct Config {
     #[arg(long)]
     pub dev: bool,
     /// With --dev: seal at most every N seconds, 0 = as soon as transactions are pending
-    /// (accepted for compatibility; no effect until block sealing exists)
     #[arg(long = "dev.period", value_name = "SECONDS", default_value_t = 0)]
     pub dev_period: u64,
     /// Size of the in-memory trie-node cache in MB, 0 disables it (accepted for

@@ -340,8 +340,28 @@ impl Node {
         let keystore = Arc::new(Keystore::open(&ks_dir)?.with_scrypt(scrypt));
         let mut sealer = None;
         let chain = if let Some(genesis) = init_genesis(&layout)? {
-            // A chain written by `chaind init`: served, not sealed (no --dev validator).
-            Some(Arc::new(Chain::open(&layout.chaindata(), &genesis)?))
+            // A chain written by `chaind init`: served; sealed only with --dev, by the
+            // validator the genesis names, whose key the keystore holds under an empty
+            // passphrase (a private test network of one node).
+            let chain = Arc::new(Chain::open(&layout.chaindata(), &genesis)?);
+            if cfg.dev {
+                let validator = genesis.validator.ok_or_else(|| {
+                    StartError::Service(
+                        "--dev: the genesis of this data directory (chaind init) names no validator".into(),
+                    )
+                })?;
+                let key = keystore.load_key(validator, "").map_err(|e| {
+                    StartError::Service(format!(
+                        "--dev: the genesis of this data directory (chaind init) names validator {validator}, whose key must be in the keystore with an empty passphrase: {e}"
+                    ))
+                })?;
+                sealer = Some(crate::chain::Sealer::new(
+                    chain.clone(),
+                    key,
+                    std::time::Duration::from_secs(cfg.dev_period),
+                ));
+            }
+            Some(chain)
         } else if cfg.dev {
             let developer = ensure_dev_account(&layout, &keystore)?;
             // The developer account is the validator: its key (passphrase empty) seals.
@@ -359,7 +379,11 @@ impl Node {
                 ],
             );
             let chain = Arc::new(chain);
-            sealer = Some(crate::chain::Sealer::new(chain.clone(), validator));
+            sealer = Some(crate::chain::Sealer::new(
+                chain.clone(),
+                validator,
+                std::time::Duration::from_secs(cfg.dev_period),
+            ));
             Some(chain)
         } else {
             None
