@@ -1,6 +1,7 @@
 //! The chain database under `<datadir>/chaindata`: headers, bodies, receipts, the
-//! transaction look-up, state-trie nodes by hash, the canonical numbers and the head, in one
-//! embedded, transactional file (`chain.redb`).
+//! transaction look-up, the canonical numbers and the head, in one embedded, transactional
+//! file (`chain.redb`); the state-trie nodes by hash beside it in an append-only file whose
+//! committed length the head records ([`super::nodelog`]).
 //!
 //! Why redb: pure Rust, ACID with copy-on-write pages and a checksummed commit, so a process
 //! killed at any instant leaves the last committed transaction and nothing of a later one,
@@ -17,7 +18,8 @@ use std::path::Path;
 use redb::{Database, ReadableTable, TableDefinition};
 
 /// The layout version this code reads and writes; a file with another one is refused.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2 moved the trie nodes out of the database into `trie-nodes.log`.
+pub const SCHEMA_VERSION: u32 = 2;
 /// The database file inside the `chaindata` directory.
 pub const FILE_NAME: &str = "chain.redb";
 
@@ -31,10 +33,13 @@ const NUMBERS: TableDefinition<&[u8; 32], u64> = TableDefinition::new("numbers")
 const CANONICAL: TableDefinition<u64, &[u8; 32]> = TableDefinition::new("canonical");
 /// Transaction hash to the hash of its block and its index there.
 const TX_LOOKUP: TableDefinition<&[u8; 32], (&[u8; 32], u32)> = TableDefinition::new("tx_lookup");
-const TRIE_NODES: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("trie_nodes");
 
 const SCHEMA_KEY: &str = "schema";
 const HEAD_KEY: &str = "head";
+/// The length of the trie-node file that the head block needs.
+const NODES_END_KEY: &str = "trie_nodes_end";
+/// A digest of the genesis specification the chain was created from.
+const GENESIS_SPEC_KEY: &str = "genesis_spec";
 
 /// What can go wrong with the chain database.
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +99,7 @@ pub struct BlockWrite<'a> {
 /// The open chain database.
 pub struct ChainDb {
     db: Database,
+    nodes: super::nodelog::NodeLog,
 }
 
 impl std::fmt::Debug for ChainDb {
@@ -114,48 +120,47 @@ impl ChainDb {
             path: shown.clone(),
             source,
         })?;
-        let chain = ChainDb { db };
-        chain.check_schema(&shown)?;
-        Ok(chain)
-    }
-
-    /// Writes the schema version into a new file; refuses a file with another one.
-    fn check_schema(&self, shown: &str) -> Result<()> {
-        let tx = self.db.begin_write()?;
-        let found = {
-            let mut meta = tx.open_table(META)?;
-            let found = meta.get(SCHEMA_KEY)?.map(|v| v.value().to_vec());
-            match found {
-                Some(bytes) => Some(decode_u32(&bytes)?),
-                None => {
-                    meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())?;
-                    None
-                }
+        check_schema(&db, &shown)?;
+        let committed = {
+            let tx = db.begin_read()?;
+            let meta = tx.open_table(META)?;
+            let v = meta.get(NODES_END_KEY)?.map(|v| v.value().to_vec());
+            match v {
+                Some(bytes) => decode_u64(&bytes)?,
+                None => 0,
             }
         };
-        // Every table exists from the first open, so that readers never meet a missing one.
-        tx.open_table(HEADERS)?;
-        tx.open_table(BODIES)?;
-        tx.open_table(RECEIPTS)?;
-        tx.open_table(NUMBERS)?;
-        tx.open_table(CANONICAL)?;
-        tx.open_table(TX_LOOKUP)?;
-        tx.open_table(TRIE_NODES)?;
-        match found {
-            Some(v) if v != SCHEMA_VERSION => Err(Error::Schema {
-                path: shown.to_string(),
-                found: v,
-                expected: SCHEMA_VERSION,
-            }),
-            _ => {
-                tx.commit()?;
-                Ok(())
-            }
-        }
+        let nodes = super::nodelog::NodeLog::open(dir, committed)?;
+        Ok(ChainDb { db, nodes })
     }
 
-    /// Writes a block and makes it the head, atomically and durably.
+    /// The digest of the genesis specification recorded with the chain.
+    pub fn genesis_spec(&self) -> Result<Option<Hash>> {
+        let tx = self.db.begin_read()?;
+        let meta = tx.open_table(META)?;
+        let v = meta.get(GENESIS_SPEC_KEY)?.map(|v| v.value().to_vec());
+        v.map(|b| {
+            b.as_slice()
+                .try_into()
+                .map_err(|_| Error::Corrupt(format!("genesis digest of {} bytes", b.len())))
+        })
+        .transpose()
+    }
+
+    /// Records the digest of the genesis specification.
+    pub fn set_genesis_spec(&self, digest: &Hash) -> Result<()> {
+        let tx = self.db.begin_write()?;
+        tx.open_table(META)?
+            .insert(GENESIS_SPEC_KEY, digest.as_slice())?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Writes a block and makes it the head, atomically and durably: its trie nodes go to
+    /// the node file (synced) first, then everything else and the file's new length in one
+    /// database transaction.
     pub fn commit_block(&self, b: &BlockWrite<'_>) -> Result<()> {
+        let nodes_end = self.nodes.append(b.trie_nodes)?;
         let tx = self.db.begin_write()?;
         {
             tx.open_table(HEADERS)?.insert(b.hash, b.header)?;
@@ -176,16 +181,12 @@ impl ChainDb {
             for (h, index) in lookups {
                 lookup.insert(h, (b.hash, index))?;
             }
-            let mut sorted: Vec<&(Hash, Vec<u8>)> = b.trie_nodes.iter().collect();
-            sorted.sort_unstable_by_key(|x| x.0);
-            let mut nodes = tx.open_table(TRIE_NODES)?;
-            for (h, node) in sorted {
-                nodes.insert(h, node.as_slice())?;
-            }
             let mut head = Vec::with_capacity(40);
             head.extend_from_slice(&b.number.to_be_bytes());
             head.extend_from_slice(b.hash);
-            tx.open_table(META)?.insert(HEAD_KEY, head.as_slice())?;
+            let mut meta = tx.open_table(META)?;
+            meta.insert(HEAD_KEY, head.as_slice())?;
+            meta.insert(NODES_END_KEY, nodes_end.to_be_bytes().as_slice())?;
         }
         tx.commit()?;
         Ok(())
@@ -234,7 +235,7 @@ impl ChainDb {
 
     /// The state-trie node with this hash.
     pub fn trie_node(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
-        self.get_bytes(TRIE_NODES, hash)
+        self.nodes.get(hash)
     }
 
     /// The hash of the canonical block at `number`.
@@ -262,6 +263,47 @@ impl ChainDb {
     }
 }
 
+/// Writes the schema version into a new file; refuses a file with another one.
+fn check_schema(db: &Database, shown: &str) -> Result<()> {
+    let tx = db.begin_write()?;
+    let found = {
+        let mut meta = tx.open_table(META)?;
+        let found = meta.get(SCHEMA_KEY)?.map(|v| v.value().to_vec());
+        match found {
+            Some(bytes) => Some(decode_u32(&bytes)?),
+            None => {
+                meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())?;
+                None
+            }
+        }
+    };
+    // Every table exists from the first open, so that readers never meet a missing one.
+    tx.open_table(HEADERS)?;
+    tx.open_table(BODIES)?;
+    tx.open_table(RECEIPTS)?;
+    tx.open_table(NUMBERS)?;
+    tx.open_table(CANONICAL)?;
+    tx.open_table(TX_LOOKUP)?;
+    match found {
+        Some(v) if v != SCHEMA_VERSION => Err(Error::Schema {
+            path: shown.to_string(),
+            found: v,
+            expected: SCHEMA_VERSION,
+        }),
+        _ => {
+            tx.commit()?;
+            Ok(())
+        }
+    }
+}
+
+fn decode_u64(bytes: &[u8]) -> Result<u64> {
+    let arr: [u8; 8] = bytes
+        .try_into()
+        .map_err(|_| Error::Corrupt(format!("trie-node file length of {} bytes", bytes.len())))?;
+    Ok(u64::from_be_bytes(arr))
+}
+
 fn decode_u32(bytes: &[u8]) -> Result<u32> {
     let arr: [u8; 4] = bytes
         .try_into()
@@ -282,7 +324,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = ChainDb::open(dir.path()).unwrap();
         assert_eq!(db.head().unwrap(), None);
-        let nodes = vec![(h(9), b"node".to_vec())];
+        let node_hash = crate::crypto::keccak256(b"node");
+        let nodes = vec![(node_hash, b"node".to_vec())];
         db.commit_block(&BlockWrite {
             number: 0,
             hash: &h(1),
@@ -305,7 +348,11 @@ mod tests {
         assert_eq!(db.hash_at(0).unwrap(), Some(h(1)));
         assert_eq!(db.number_of(&h(1)).unwrap(), Some(0));
         assert_eq!(db.tx_location(&h(6)).unwrap(), Some((h(1), 1)));
-        assert_eq!(db.trie_node(&h(9)).unwrap().as_deref(), Some(&b"node"[..]));
+        assert_eq!(
+            db.trie_node(&node_hash).unwrap().as_deref(),
+            Some(&b"node"[..])
+        );
+        assert_eq!(db.trie_node(&h(9)).unwrap(), None);
         assert_eq!(db.header(&h(2)).unwrap(), None);
         assert_eq!(db.hash_at(1).unwrap(), None);
     }
@@ -328,7 +375,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "chain database {} has schema version 7; this chaind reads version 1",
+                "chain database {} has schema version 7; this chaind reads version 2",
                 path.display()
             )
         );

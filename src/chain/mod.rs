@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod db;
 pub mod genesis;
+pub mod nodelog;
 pub mod pool;
 pub mod state;
 
@@ -190,28 +191,34 @@ impl Chain {
     /// database of another chain (another genesis block) is refused, untouched.
     pub fn open(dir: &Path, genesis: &Genesis) -> Result<Chain, ChainError> {
         let db = ChainDb::open(dir)?;
-        let (header, nodes) = genesis_block(genesis)?;
-        let hash = header.hash();
-        match db.hash_at(0)? {
-            None => {
-                let empty_list = list(&[]);
-                db.commit_block(&BlockWrite {
-                    number: 0,
-                    hash: &hash,
-                    header: &header.encode(),
-                    body: &list(&empty_list),
-                    receipts: &empty_list,
-                    tx_hashes: &[],
-                    trie_nodes: &nodes,
-                })?;
+        let digest = genesis.digest();
+        let known = db.hash_at(0)?.is_some() && db.genesis_spec()? == Some(digest);
+        if !known {
+            let (header, nodes) = genesis_block(genesis)?;
+            let hash = header.hash();
+            match db.hash_at(0)? {
+                None => {
+                    let empty_list = list(&[]);
+                    db.commit_block(&BlockWrite {
+                        number: 0,
+                        hash: &hash,
+                        header: &header.encode(),
+                        body: &list(&empty_list),
+                        receipts: &empty_list,
+                        tx_hashes: &[],
+                        trie_nodes: &nodes,
+                    })?;
+                }
+                Some(stored) if stored == hash => {}
+                Some(stored) => {
+                    return Err(ChainError::OtherChain {
+                        stored: hex::encode(stored),
+                        expected: hex::encode(hash),
+                    })
+                }
             }
-            Some(stored) if stored == hash => {}
-            Some(stored) => {
-                return Err(ChainError::OtherChain {
-                    stored: hex::encode(stored),
-                    expected: hex::encode(hash),
-                })
-            }
+            // The same genesis block from this specification: known from now on.
+            db.set_genesis_spec(&digest)?;
         }
         let (_, head_hash) = db
             .head()?
