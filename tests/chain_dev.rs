@@ -631,68 +631,114 @@ fn an_account_update_changes_who_may_sign() {
 /// blocks hold), and keeps sealing.
 #[test]
 fn a_killed_node_reopens_consistent_and_keeps_sealing() {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+    let to = Address([0x35; 20]);
+    let to_hex = format!("0x{}", hex::encode(to.0));
     let mut datadir = tempfile::tempdir().unwrap();
-    for (round, wait_ms) in [37u64, 90, 160].into_iter().enumerate() {
-        let mut n = http_node_in(datadir, true, "chain,personal");
+    let mut nonce = 0u64;
+    // SIGKILL at many instants of a stream of sends: during admission, sealing and writing.
+    for (round, wait_ms) in [15u64, 40, 65, 95, 130, 170, 220, 290]
+        .into_iter()
+        .enumerate()
+    {
+        let mut n = http_node_in(datadir, true, "chain");
         let url = n.http.clone().unwrap();
-        let dev = dev_account(&n);
-        let stop = std::sync::atomic::AtomicBool::new(false);
+        let key = dev_key(&n, &dev_account(&n));
+        let stop = AtomicBool::new(false);
+        let accepted: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+        // What the node reported sealed before it died: transaction hash -> block hash.
+        let reported: Mutex<HashMap<String, Value>> = Mutex::new(HashMap::new());
         std::thread::scope(|s| {
             s.spawn(|| {
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    // The node dies under it: a failed request is expected.
-                    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "personal_sendValueTransfer",
-                                      "params": [{"from": dev, "to": "0x3535353535353535353535353535353535353535", "value": "0x1"}, ""]})
-                    .to_string();
-                    let Ok(mut c) = std::net::TcpStream::connect(url.trim_start_matches("http://")) else {
-                        break;
+                let mut next = nonce;
+                while !stop.load(Ordering::Relaxed) {
+                    let raw = transfer(&key, next, to, 1, 25_000_000_000, 1000);
+                    let Some(v) = try_call(&url, "chain_sendRawTransaction", json!([raw])) else {
+                        break; // the node died under it
                     };
-                    let req = format!(
-                        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                    use std::io::{Read, Write};
-                    let _ = c.write_all(req.as_bytes());
-                    let _ = c.read_to_end(&mut Vec::new());
+                    match v.get("result") {
+                        Some(h) => {
+                            accepted.lock().unwrap().push(h.clone());
+                            next += 1;
+                        }
+                        None => break,
+                    }
+                }
+            });
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    let hashes: Vec<Value> = accepted.lock().unwrap().clone();
+                    for h in hashes {
+                        if reported.lock().unwrap().contains_key(h.as_str().unwrap()) {
+                            continue;
+                        }
+                        let Some(r) = try_call(&url, "chain_getTransactionReceipt", json!([h]))
+                        else {
+                            return;
+                        };
+                        if let Some(block) = r.get("result").and_then(|r| r.get("blockHash")) {
+                            reported
+                                .lock()
+                                .unwrap()
+                                .insert(h.as_str().unwrap().to_string(), block.clone());
+                        }
+                    }
                 }
             });
             std::thread::sleep(std::time::Duration::from_millis(wait_ms));
             let _ = n.child.kill(); // SIGKILL
             let _ = n.child.wait();
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            stop.store(true, Ordering::Relaxed);
         });
         datadir = std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap());
         drop(n);
-        let n = http_node_in(datadir, true, "chain,personal");
+        let n = http_node_in(datadir, true, "chain");
         let url = n.http.clone().unwrap();
         let call = |m: &str, p: Value| http_call(&url, m, p);
+        // Every receipt reported before the kill is still there, in the same block.
+        let reported = reported.into_inner().unwrap();
+        for (hash, block) in &reported {
+            let r = ok(call("chain_getTransactionReceipt", json!([hash])));
+            assert_eq!(&r["blockHash"], block, "round {round}: receipt of {hash}");
+        }
+        // The blocks link up, each state is readable, and the head's state is what the
+        // sealed transfers made it.
         let head = ok(call("chain_blockNumber", json!([])));
         let head =
             u64::from_str_radix(head.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
         let mut sealed = 0u64;
+        let mut parent = ok(call("chain_getBlockByNumber", json!(["0x0"])))["hash"].clone();
         for b in 1..=head {
-            let block = ok(call("chain_getBlockByNumber", json!([format!("0x{b:x}")])));
+            let number = format!("0x{b:x}");
+            let block = ok(call("chain_getBlockByNumber", json!([number])));
+            assert_eq!(block["parentHash"], parent, "round {round}: block {b}");
+            parent = block["hash"].clone();
             sealed += block["transactions"].as_array().unwrap().len() as u64;
+            assert_eq!(
+                ok(call("chain_getBalance", json!([to_hex, number]))),
+                json!(format!("0x{sealed:x}")),
+                "round {round}: the state of block {b}"
+            );
         }
+        assert!(sealed >= nonce + reported.len() as u64, "round {round}");
         assert_eq!(
-            ok(call("chain_getTransactionCount", json!([dev]))),
+            ok(call("chain_getTransactionCount", json!([dev_account(&n)]))),
             json!(format!("0x{sealed:x}")),
             "round {round}: the nonce agrees with the sealed blocks"
         );
-        assert_eq!(
-            ok(call(
-                "chain_getBalance",
-                json!(["0x3535353535353535353535353535353535353535"])
-            )),
-            json!(format!("0x{sealed:x}")),
-            "round {round}"
+        eprintln!(
+            "round {round}: reopened at block {head} holding {sealed} transfers ({} reported sealed before the kill)",
+            reported.len()
         );
-        eprintln!("round {round}: reopened at block {head} holding {sealed} transfers");
         // It keeps sealing.
+        nonce = sealed;
         ok(call(
-            "personal_sendValueTransfer",
-            json!([{"from": dev, "to": "0x3535353535353535353535353535353535353535", "value": "0x1"}, ""]),
+            "chain_sendRawTransaction",
+            json!([transfer(&key, nonce, to, 1, 25_000_000_000, 1000)]),
         ));
+        nonce += 1;
         wait_for_block(&call, &format!("0x{:x}", head + 1));
         datadir = {
             let mut n = n;
@@ -700,6 +746,22 @@ fn a_killed_node_reopens_consistent_and_keeps_sealing() {
             std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap())
         };
     }
+}
+
+/// One call over a fresh connection; `None` when the node is gone (no reply, or not JSON).
+fn try_call(url: &str, method: &str, params: Value) -> Option<Value> {
+    use std::io::{Read, Write};
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let mut c = std::net::TcpStream::connect(url.trim_start_matches("http://")).ok()?;
+    let req = format!(
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    c.write_all(req.as_bytes()).ok()?;
+    let mut reply = String::new();
+    c.read_to_string(&mut reply).ok()?;
+    let (_, json) = reply.split_once("\r\n\r\n")?;
+    serde_json::from_str(json).ok()
 }
 
 fn chaind(datadir: &std::path::Path, args: &[&str]) -> std::process::Output {
