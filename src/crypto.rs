@@ -266,6 +266,15 @@ impl SecretKey {
         out
     }
 
+    /// The uncompressed public key without its 0x04 prefix: X ‖ Y, 64 bytes.
+    pub fn public_xy(&self) -> [u8; 64] {
+        let ser =
+            secp256k1::PublicKey::from_secret_key(&SECP, &self.secret).serialize_uncompressed();
+        let mut xy = [0u8; 64];
+        xy.copy_from_slice(&ser[1..]);
+        xy
+    }
+
     /// The key's own address (Keccak-256 of the uncompressed public key, last 20 bytes).
     pub fn address(&self) -> Address {
         self.address

@@ -53,6 +53,7 @@ pub mod keytool;
 pub mod log;
 pub mod manpage;
 pub mod node;
+pub mod p2p;
 pub mod passphrase;
 pub mod rpc;
 pub mod service;

@@ -941,3 +941,100 @@ fn dev_seals_an_initialized_chain_with_its_validator() {
         json!("0x5")
     );
 }
+
+/// `admin_nodeInfo`: the id of the node key in the data directory (created 0600 on first
+/// start, kept after), the record of a node without a p2p listener, and the protocol entry
+/// of the real chain, which follows the head. A node without a chain has no protocol entry;
+/// a `--nodekey` file that does not exist stops the start.
+#[test]
+fn node_info_shows_the_node_key_and_the_chain() {
+    let n = http_node(true, "admin,chain");
+    let url = n.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&url, m, p);
+    let nodekey = n.datadir.path().join("nodekey");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&nodekey).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let key = chain_node::p2p::identity::parse_key(&std::fs::read(&nodekey).unwrap()).unwrap();
+    let id = hex::encode(key.public_xy());
+    let genesis = ok(call("chain_getBlockByNumber", json!(["0x0"])))["hash"].clone();
+    let info = ok(call("admin_nodeInfo", json!([])));
+    let keys: Vec<&String> = info.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "ip",
+            "kni",
+            "listenAddr",
+            "name",
+            "ports",
+            "protocols"
+        ],
+        "exactly the spec's members"
+    );
+    assert_eq!(info["id"], json!(id));
+    assert_eq!(
+        info["kni"],
+        json!(format!("kni://{id}@0.0.0.0:0?discport=0"))
+    );
+    assert_eq!(info["ports"], json!({"discovery": 0, "listener": 0}));
+    assert!(info["name"].as_str().unwrap().starts_with("chaind/v"));
+    let entry = |info: &Value| info["protocols"]["istanbul"].clone();
+    assert_eq!(
+        entry(&info),
+        json!({
+            "network": 1000, "difficulty": 131072, "genesis": genesis, "head": genesis,
+            "config": {"chainId": 1000, "isBFT": true, "istanbul": {"epoch": 604800, "policy": 0, "sub": 1},
+                       "unitPrice": 25_000_000_000u64, "deriveShaImpl": 0}
+        })
+    );
+    let key = dev_key(&n, &dev_account(&n));
+    ok(call(
+        "chain_sendRawTransaction",
+        json!([transfer(
+            &key,
+            0,
+            Address([0x35; 20]),
+            1,
+            25_000_000_000,
+            1000
+        )]),
+    ));
+    wait_for_block(&call, "0x1");
+    let head = ok(call("chain_getBlockByNumber", json!(["0x1"])))["hash"].clone();
+    let info = ok(call("admin_nodeInfo", json!([])));
+    assert_eq!(entry(&info)["head"], head);
+    assert_eq!(entry(&info)["difficulty"], json!(131073));
+
+    // The same key after a restart.
+    let dir = {
+        let mut n = n;
+        assert!(n.terminate(10).is_some_and(|s| s.success()));
+        std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap())
+    };
+    let n = http_node_in(dir, false, "admin");
+    let info = ok(http_call(
+        n.http.as_ref().unwrap(),
+        "admin_nodeInfo",
+        json!([]),
+    ));
+    assert_eq!(info["id"], json!(id));
+    // That data directory's chain is --dev's: without --dev it is not served, so no entry.
+    assert_eq!(info["protocols"], json!({}));
+
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-key");
+    let out = chaind(
+        &dir.path().join("dd"),
+        &["--ipcdisable", "--nodekey", missing.to_str().unwrap()],
+    );
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("node key {}: ", missing.display())),
+        "{out:?}"
+    );
+    assert!(!missing.exists());
+}

@@ -4,6 +4,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use serde::Serialize;
+
 use super::error::{AdminError, Result};
 use super::method::{opt, p, Method, Namespace, ParamKind as K};
 use crate::method;
@@ -37,11 +39,69 @@ pub trait Endpoints: Send + Sync {
     fn stop_ws(&self) -> Result<()>;
 }
 
+/// The node's identity, p2p record and chain as `admin_nodeInfo` shows them: the API asks
+/// without knowing keys, sockets or databases.
+pub trait NodeInfoSource: Send + Sync {
+    fn node_info(&self) -> Result<NodeInfo>;
+}
+
+/// `admin_nodeInfo`'s result (the service spec's members, in its order).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeInfo {
+    pub kni: String,
+    pub id: String,
+    pub ip: String,
+    pub listen_addr: String,
+    pub name: String,
+    pub ports: Ports,
+    /// Keyed by protocol name (`istanbul`); empty on a node without a chain.
+    pub protocols: std::collections::BTreeMap<&'static str, ProtocolInfo>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Ports {
+    pub discovery: u16,
+    pub listener: u16,
+}
+
+/// The chain as the `istanbul` protocol entry shows it.
+#[derive(Debug, Serialize)]
+pub struct ProtocolInfo {
+    pub network: u64,
+    /// The head's total block score.
+    pub difficulty: u64,
+    pub genesis: String,
+    pub head: String,
+    pub config: ChainConfig,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChainConfig {
+    pub chain_id: u64,
+    #[serde(rename = "isBFT")]
+    pub is_bft: bool,
+    pub istanbul: IstanbulConfig,
+    pub unit_price: u64,
+    pub derive_sha_impl: u8,
+}
+
+/// The BFT engine's parameters: `policy` 0 is round robin, `sub` the committee size.
+#[derive(Debug, Serialize)]
+pub struct IstanbulConfig {
+    pub epoch: u64,
+    pub policy: u64,
+    pub sub: u64,
+}
+
 /// The `admin` namespace.
 pub struct AdminApi {
     datadir: PathBuf,
     endpoints: Arc<dyn Endpoints>,
     limit: SubscriptionLimit,
+    /// `None` until the node gives one: `admin_nodeInfo` is then `node not started`.
+    info: Option<Arc<dyn NodeInfoSource>>,
 }
 
 const HTTP_PARAMS: &[super::method::ParamSpec] = &[
@@ -69,6 +129,12 @@ impl Namespace for AdminApi {
             },
             handler: |a, c, p| super::method::reply(a.start_http(c, p)),
         },
+        method!(
+            "admin_nodeInfo",
+            [],
+            "The node's id, kni URL, p2p ports and, with a chain, its protocol entry (network, total block score, genesis, head, config)",
+            Self::node_info
+        ),
         method!("admin_stopHTTP", [], "Close the HTTP endpoint", Self::stop_http),
         Method {
             spec: super::method::MethodSpec {
@@ -135,7 +201,22 @@ impl AdminApi {
             datadir,
             endpoints,
             limit,
+            info: None,
         }
+    }
+
+    /// Where `admin_nodeInfo` gets its answer.
+    pub fn with_node_info(mut self, info: Arc<dyn NodeInfoSource>) -> AdminApi {
+        self.info = Some(info);
+        self
+    }
+
+    /// `admin_nodeInfo`: the node information object.
+    fn node_info(&self, _: &Call, _: &Params) -> Result<NodeInfo> {
+        self.info
+            .as_ref()
+            .ok_or(AdminError::NodeNotStarted)?
+            .node_info()
     }
 
     /// `admin_datadir`: the absolute data directory.

@@ -97,6 +97,9 @@ pub enum AdminError {
     Open(String),
     #[error("invalid subscription limit {0}: must be at least 1")]
     SubscriptionLimit(i32),
+    /// The reference's `ErrNodeStopped`.
+    #[error("node not started")]
+    NodeNotStarted,
 }
 
 /// The result type of handlers.

@@ -702,6 +702,12 @@ impl Chain {
         self.genesis.unit_price
     }
 
+    /// The head block's number and hash, read together.
+    pub fn head_block(&self) -> (u64, Hash) {
+        let h = self.head();
+        (h.header.number, h.hash)
+    }
+
     /// The head block's number.
     pub fn head_number(&self) -> u64 {
         self.head().header.number

@@ -136,8 +136,8 @@ pub struct Config {
     /// was first started with)
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub chainid: u64,
-    /// Node private key file (accepted for compatibility; no effect until the peer-to-peer
-    /// layer exists: no key is read or created)
+    /// Node private key file, 64 hex digits (default <datadir>/nodekey, created when
+    /// missing; a file named here must exist)
     #[arg(long, value_name = "FILE")]
     pub nodekey: Option<PathBuf>,
 

@@ -4,6 +4,7 @@
 //! order and stopped in reverse.
 
 pub mod config;
+pub mod info;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -388,6 +389,15 @@ impl Node {
         } else {
             None
         };
+        // The node key: the one --nodekey names (which must exist), else <datadir>/nodekey,
+        // created when missing.
+        let identity = Arc::new(
+            crate::p2p::identity::NodeIdentity::load_or_create(
+                cfg.nodekey.as_deref().unwrap_or(&layout.nodekey()),
+                cfg.nodekey.is_none(),
+            )
+            .map_err(|e| StartError::Service(e.to_string()))?,
+        );
         let unlocked = Arc::new(Unlocked::new());
         let limit = SubscriptionLimit::default();
         limit.set(i64::from(cfg.wsmaxsubscriptionperconn));
@@ -407,11 +417,14 @@ impl Node {
         }
         let feeds = Arc::new(ChainFeeds::default());
         let apis = Apis {
-            admin: Arc::new(AdminApi::new(
-                datadir.clone(),
-                endpoints.clone(),
-                limit.clone(),
-            )),
+            admin: Arc::new(
+                AdminApi::new(datadir.clone(), endpoints.clone(), limit.clone()).with_node_info(
+                    Arc::new(info::LocalNode {
+                        identity: identity.clone(),
+                        chain: chain.clone(),
+                    }),
+                ),
+            ),
             chain: Arc::new(ChainApi::new(
                 keystore.clone(),
                 unlocked.clone(),
