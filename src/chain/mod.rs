@@ -2,7 +2,6 @@
 //! block sealing. A domain beside `keystore`: it knows nothing of `rpc`, publishes typed
 //! events into `events::Bus`, and runs its background work as `service::Service`s.
 
-pub mod cache;
 pub mod db;
 pub mod genesis;
 pub mod nodelog;
@@ -16,13 +15,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::crypto::{keccak256, Address, SecretKey};
 use crate::events::{Bus, Event, NewHead};
 use crate::service::{Service, Worker};
+use crate::trie::cache::NodeCache;
 use crate::trie::{NodeStore, EMPTY_ROOT};
 use crate::types::block::DeriveSha;
 use crate::types::block::{BftExtra, Header};
 use crate::types::receipt::{Receipt, STATUS_SUCCESS};
 use crate::types::rlp::list;
 use crate::types::transaction::Transaction;
-use cache::NodeCache;
 use db::{BlockWrite, ChainDb, Hash};
 use genesis::Genesis;
 use pool::{Pool, PoolError};

@@ -9,6 +9,8 @@
 
 pub mod node;
 
+pub mod cache;
+
 use std::collections::HashMap;
 
 use crate::crypto::keccak256;

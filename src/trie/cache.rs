@@ -1,4 +1,4 @@
-//! The trie-node cache: state-trie nodes by hash, in memory, in front of the database.
+//! The trie-node cache: state-trie nodes by hash, in memory, in front of a node store.
 //!
 //! Reading an account walks several nodes from the root; without the cache each is a look-up
 //! in the database (a read transaction, a B-tree walk and a copy). Nodes are immutable (their
@@ -10,7 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use super::db::Hash;
+use super::node::Hash;
 
 const SHARDS: usize = 16;
 /// What an entry costs besides its bytes (key, map slot, queue slot, `Arc` header).
