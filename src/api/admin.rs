@@ -102,6 +102,8 @@ pub struct AdminApi {
     limit: SubscriptionLimit,
     /// `None` until the node gives one: `admin_nodeInfo` is then `node not started`.
     info: Option<Arc<dyn NodeInfoSource>>,
+    /// The chain that export and import work on; `None` on a node without one.
+    chain: Option<Arc<crate::chain::Chain>>,
 }
 
 const HTTP_PARAMS: &[super::method::ParamSpec] = &[
@@ -136,6 +138,12 @@ impl Namespace for AdminApi {
             Self::node_info
         ),
         method!("admin_stopHTTP", [], "Close the HTTP endpoint", Self::stop_http),
+        method!(
+            "admin_exportChain",
+            [p("file", K::String), opt("first", K::Any), opt("last", K::Any)],
+            "Write the canonical blocks first..last (default: all) to a new file as concatenated RLP; .gz names are gzip-compressed",
+            Self::export_chain
+        ),
         Method {
             spec: super::method::MethodSpec {
                 name: "admin_startRPC",
@@ -174,6 +182,30 @@ impl Namespace for AdminApi {
     ];
 }
 
+/// An optional block-number parameter: a number, a 0x quantity, `earliest` (0) or `latest`
+/// (the head).
+fn block_param(p: &Params, i: usize, chain: &crate::chain::Chain) -> Result<Option<u64>> {
+    let v: Option<serde_json::Value> = p.optional(i)?;
+    let bad = || {
+        super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
+            "invalid argument {i}: a block number, a 0x quantity, earliest or latest"
+        )))
+    };
+    Ok(match v {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::Number(n)) => Some(n.as_u64().ok_or_else(bad)?),
+        Some(serde_json::Value::String(s)) => match s.as_str() {
+            "earliest" => Some(0),
+            "latest" => Some(chain.head_number()),
+            q => {
+                let hex = q.strip_prefix("0x").ok_or_else(bad)?;
+                Some(u64::from_str_radix(hex, 16).map_err(|_| bad())?)
+            }
+        },
+        Some(_) => return Err(bad()),
+    })
+}
+
 /// Logs the use of a deprecated method, as the reference does.
 fn deprecated(method: &str, instead: &str) {
     crate::log::warn(
@@ -202,7 +234,47 @@ impl AdminApi {
             endpoints,
             limit,
             info: None,
+            chain: None,
         }
+    }
+
+    /// The chain that export and import work on.
+    pub fn with_chain(mut self, chain: Option<Arc<crate::chain::Chain>>) -> AdminApi {
+        self.chain = chain;
+        self
+    }
+
+    /// `admin_exportChain(file, first?, last?)`: true once the blocks are in the file.
+    fn export_chain(&self, _: &Call, p: &Params) -> Result<bool> {
+        let chain = self.chain.as_deref().ok_or(super::error::Error::NoChain)?;
+        let file: String = p.required(0)?;
+        let first = block_param(p, 1, chain)?;
+        let last = block_param(p, 2, chain)?;
+        let path = PathBuf::from(&file);
+        crate::log::info("Exporting blockchain", &[("file", &file)]);
+        let (blocks, bytes) = crate::chain::export::export(
+            chain,
+            &path,
+            first,
+            last,
+            chain.stopping(),
+            &mut |done, total| {
+                crate::log::info(
+                    "Exporting blocks",
+                    &[("exported", &done.to_string()), ("of", &total.to_string())],
+                )
+            },
+        )
+        .map_err(|e| AdminError::Chain(e.to_string()))?;
+        crate::log::info(
+            "Exported blockchain",
+            &[
+                ("file", &file),
+                ("blocks", &blocks.to_string()),
+                ("bytes", &bytes.to_string()),
+            ],
+        );
+        Ok(true)
     }
 
     /// Where `admin_nodeInfo` gets its answer.

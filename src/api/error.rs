@@ -97,6 +97,9 @@ pub enum AdminError {
     Open(String),
     #[error("invalid subscription limit {0}: must be at least 1")]
     SubscriptionLimit(i32),
+    /// An export or import failure, with its reason.
+    #[error("{0}")]
+    Chain(String),
     /// The reference's `ErrNodeStopped`.
     #[error("node not started")]
     NodeNotStarted,

@@ -252,6 +252,37 @@ impl ChainDb {
         Ok(t.get(hash)?.map(|v| v.value()))
     }
 
+    /// Calls `f(number, header, body)` for each canonical block from `first` to `last`, in
+    /// order, within one read transaction (a consistent view however the head moves). Stops
+    /// at the first error of `f`; a missing block is `Ok(Some(number))`.
+    pub fn read_blocks<E: From<Error>>(
+        &self,
+        first: u64,
+        last: u64,
+        mut f: impl FnMut(u64, &[u8], &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<u64>, E> {
+        let tx = self.db.begin_read().map_err(Error::from)?;
+        let canonical = tx.open_table(CANONICAL).map_err(Error::from)?;
+        let headers = tx.open_table(HEADERS).map_err(Error::from)?;
+        let bodies = tx.open_table(BODIES).map_err(Error::from)?;
+        for number in first..=last {
+            let Some(hash) = canonical.get(number).map_err(Error::from)? else {
+                return Ok(Some(number));
+            };
+            let hash = *hash.value();
+            let (Some(header), Some(body)) = (
+                headers.get(&hash).map_err(Error::from)?,
+                bodies.get(&hash).map_err(Error::from)?,
+            ) else {
+                return Err(
+                    Error::Corrupt(format!("block {number}: header or body missing")).into(),
+                );
+            };
+            f(number, header.value(), body.value())?;
+        }
+        Ok(None)
+    }
+
     /// Where a transaction is: its block's hash and its index there.
     pub fn tx_location(&self, tx_hash: &Hash) -> Result<Option<(Hash, u32)>> {
         let tx = self.db.begin_read()?;

@@ -3,6 +3,7 @@
 //! events into `events::Bus`, and runs its background work as `service::Service`s.
 
 pub mod db;
+pub mod export;
 pub mod genesis;
 pub mod nodelog;
 pub mod pool;
@@ -99,6 +100,8 @@ pub struct Chain {
     /// Held by whoever seals a block, from taking its transactions to moving the head.
     sealing: Mutex<()>,
     bus: OnceLock<Arc<Bus>>,
+    /// Set when the node shuts down: long operations (export, import) stop at once.
+    stopping: std::sync::atomic::AtomicBool,
     /// One lock per sender for the send methods that fill in the nonce (reference 6.4).
     nonce_locks: Mutex<std::collections::HashMap<Address, Arc<Mutex<()>>>>,
 }
@@ -238,8 +241,20 @@ impl Chain {
             admission: Mutex::new(Admission::default()),
             sealing: Mutex::new(()),
             bus: OnceLock::new(),
+            stopping: std::sync::atomic::AtomicBool::new(false),
             nonce_locks: Mutex::new(std::collections::HashMap::new()),
         })
+    }
+
+    /// Tells long operations (export, import) to stop: the node is shutting down.
+    pub fn stop_long_operations(&self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Set once the node is shutting down.
+    pub fn stopping(&self) -> &std::sync::atomic::AtomicBool {
+        &self.stopping
     }
 
     /// Where new heads and pending transactions are published from now on.

@@ -490,6 +490,17 @@ pub enum Subcommand {
         #[arg(value_name = "GENESIS.json")]
         genesis: PathBuf,
     },
+    /// Write the canonical blocks FIRST..LAST (default: all) of the data directory's chain to
+    /// FILE as concatenated block RLP (gzip when FILE ends with .gz); never overwrites FILE.
+    /// The node must not be running on the data directory
+    Export {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        #[arg(value_name = "FIRST")]
+        first: Option<u64>,
+        #[arg(value_name = "LAST")]
+        last: Option<u64>,
+    },
 }
 
 impl Config {

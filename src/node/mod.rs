@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod info;
+mod offline;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -310,6 +311,8 @@ pub struct Node {
     pub endpoints: Arc<EndpointSet>,
     /// Where domain code publishes events (new heads, pending transactions, peers).
     pub bus: Arc<Bus>,
+    /// The chain, when the node has one.
+    pub chain: Option<Arc<Chain>>,
     services: Mutex<Services>,
     _lock: DatadirLock,
 }
@@ -418,12 +421,12 @@ impl Node {
         let feeds = Arc::new(ChainFeeds::default());
         let apis = Apis {
             admin: Arc::new(
-                AdminApi::new(datadir.clone(), endpoints.clone(), limit.clone()).with_node_info(
-                    Arc::new(info::LocalNode {
+                AdminApi::new(datadir.clone(), endpoints.clone(), limit.clone())
+                    .with_node_info(Arc::new(info::LocalNode {
                         identity: identity.clone(),
                         chain: chain.clone(),
-                    }),
-                ),
+                    }))
+                    .with_chain(chain.clone()),
             ),
             chain: Arc::new(ChainApi::new(
                 keystore.clone(),
@@ -481,6 +484,7 @@ impl Node {
             registry,
             endpoints,
             bus: bus.clone(),
+            chain: chain.clone(),
             services: Mutex::new(Services::default()),
             _lock: datadir_lock,
         };
@@ -506,6 +510,9 @@ impl Node {
     /// Stops every service, the endpoints first and the unlock expiry (which drops and
     /// zeroizes every unlocked key) last, and closes the event bus.
     pub fn stop(&self) {
+        if let Some(c) = &self.chain {
+            c.stop_long_operations();
+        }
         lock(&self.services).stop_all();
         self.bus.close();
         self.unlocked.shutdown();
@@ -533,6 +540,33 @@ fn init_genesis(datadir: &DataDir) -> Result<Option<Genesis>, StartError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(StartError::Service(format!("{}: {e}", path.display()))),
     }
+}
+
+/// The genesis of the chain in `layout` as a node started with `cfg` would open it, without
+/// creating anything: the one `chaind init` wrote, else the `--dev` genesis of the developer
+/// account recorded there. `None` when the data directory has neither.
+pub(crate) fn existing_genesis(
+    cfg: &Config,
+    layout: &DataDir,
+) -> Result<Option<Genesis>, StartError> {
+    if let Some(g) = init_genesis(layout)? {
+        return Ok(Some(g));
+    }
+    let marker = layout.dev_account();
+    let Ok(text) = std::fs::read_to_string(&marker) else {
+        return Ok(None);
+    };
+    let developer = Address::parse_lenient(text.trim()).ok_or_else(|| {
+        StartError::Service(format!(
+            "{}: not an address: {:?}",
+            marker.display(),
+            text.trim()
+        ))
+    })?;
+    let mut genesis = Genesis::dev(developer, DEV_BALANCE);
+    genesis.chain_id = cfg.chainid;
+    genesis.network_id = cfg.networkid;
+    Ok(Some(genesis))
 }
 
 /// `chaind init GENESIS.json`: checks the file, writes its genesis block into the data
@@ -649,8 +683,12 @@ fn raise_open_files_limit() {
 /// code.
 pub fn run(cfg: Config) -> i32 {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    if let Some(config::Subcommand::Init { genesis }) = &cfg.command {
-        return init(&cfg, genesis);
+    match &cfg.command {
+        Some(config::Subcommand::Init { genesis }) => return init(&cfg, genesis),
+        Some(config::Subcommand::Export { file, first, last }) => {
+            return offline::export(&cfg, file, *first, *last)
+        }
+        None => {}
     }
     // Register before starting, so that a signal during start-up is not lost.
     let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {

@@ -41,6 +41,15 @@ pub fn list(payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Appends the head of a list whose payload is `payload_length` bytes.
+pub fn put_list_head(out: &mut Vec<u8>, payload_length: usize) {
+    Header {
+        list: true,
+        payload_length,
+    }
+    .encode(out);
+}
+
 /// Appends `bytes` as an RLP string.
 pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     bytes.encode(out);

@@ -1,0 +1,257 @@
+//! Chain administration through the real binary: export (RPC and `chaind export`).
+
+mod common;
+
+use common::{err, http_call, ok, Node};
+use serde_json::{json, Value};
+
+use chain_node::crypto::{Address, SecretKey};
+use chain_node::types::transaction::{Transaction, ValueTransfer};
+
+fn dev_node() -> Node {
+    Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "admin,chain,debug",
+    ])
+}
+
+fn dev_key(n: &Node) -> SecretKey {
+    let dev = std::fs::read_to_string(n.datadir.path().join("dev-account")).unwrap();
+    let address = Address::parse_lenient(dev.trim()).unwrap();
+    let file = common::key_files(&n.keystore()).pop().unwrap();
+    chain_node::keystore::load_key_file(&file, address, "").unwrap()
+}
+
+fn u256(v: u128) -> [u8; 32] {
+    let mut b = [0u8; 32];
+    b[16..].copy_from_slice(&v.to_be_bytes());
+    b
+}
+
+/// Seals `blocks` blocks of one transfer each; the head's number.
+fn make_blocks(n: &Node, blocks: u64) -> u64 {
+    let url = n.http.clone().unwrap();
+    let key = dev_key(n);
+    for nonce in 0..blocks {
+        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+            nonce,
+            gas_price: u256(25_000_000_000),
+            gas: 21_000,
+            to: Address([0x35; 20]),
+            value: u256(1),
+            from: key.address(),
+            signatures: Vec::new(),
+        });
+        tx.sign(&key, 1000);
+        ok(http_call(
+            &url,
+            "chain_sendRawTransaction",
+            json!([format!("0x{}", hex::encode(tx.encode()))]),
+        ));
+        let want = json!(format!("0x{:x}", nonce + 1));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while ok(http_call(
+            &url,
+            "chain_getTransactionCount",
+            json!([format!("0x{}", hex::encode(key.address().0))]),
+        )) != want
+        {
+            assert!(std::time::Instant::now() < deadline, "not sealed");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+    let head = ok(http_call(&url, "chain_blockNumber", json!([])));
+    u64::from_str_radix(head.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+}
+
+/// The blocks `first..=last` as `debug_getBlockRlp` gives them, concatenated.
+fn expected(url: &str, first: u64, last: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    for b in first..=last {
+        let hex = ok(http_call(url, "debug_getBlockRlp", json!([b])));
+        out.extend(hex::decode(hex.as_str().unwrap()).unwrap());
+    }
+    out
+}
+
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+/// The names in `dir`, so that a test can tell nothing was left behind.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn export_chain_writes_the_blocks_and_never_overwrites() {
+    let n = dev_node();
+    let url = n.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&url, m, p);
+    let head = make_blocks(&n, 3);
+    let out = tempfile::tempdir().unwrap();
+    let path = |name: &str| out.path().join(name).to_str().unwrap().to_string();
+
+    // All blocks, genesis included; a range; the gzip form.
+    assert_eq!(
+        ok(call("admin_exportChain", json!([path("all.rlp")]))),
+        json!(true)
+    );
+    assert_eq!(
+        std::fs::read(path("all.rlp")).unwrap(),
+        expected(&url, 0, head)
+    );
+    assert_eq!(
+        ok(call(
+            "admin_exportChain",
+            json!([path("mid.rlp"), 1, "0x2"])
+        )),
+        json!(true)
+    );
+    assert_eq!(
+        std::fs::read(path("mid.rlp")).unwrap(),
+        expected(&url, 1, 2)
+    );
+    assert_eq!(
+        ok(call(
+            "admin_exportChain",
+            json!([path("all.rlp.gz"), 0, "latest"])
+        )),
+        json!(true)
+    );
+    let gz = std::fs::read(path("all.rlp.gz")).unwrap();
+    assert_eq!(&gz[..2], &[0x1f, 0x8b], "a gzip stream");
+    assert_eq!(gunzip(&gz), expected(&url, 0, head));
+
+    // Refusals: each an error, nothing written, nothing left behind.
+    let before = names(out.path());
+    let original = std::fs::read(path("mid.rlp")).unwrap();
+    let missing_dir = out.path().join("no-such-dir").join("x.rlp");
+    let cases = [
+        (
+            json!([path("mid.rlp")]),
+            "location would overwrite an existing file".to_string(),
+        ),
+        (
+            json!([out.path().to_str().unwrap()]),
+            "location would overwrite an existing file".to_string(),
+        ),
+        (
+            json!([path("new.rlp"), null, 2]),
+            "last cannot be specified without first".to_string(),
+        ),
+        (
+            json!([path("new.rlp"), 3, 1]),
+            "export failed: first (3) is greater than last (1)".to_string(),
+        ),
+        (
+            json!([path("new.rlp"), 1, head + 2]),
+            format!("export failed on #{}: not found", head + 1),
+        ),
+        (
+            json!([missing_dir.to_str().unwrap()]),
+            format!("open {}: no such file or directory", missing_dir.display()),
+        ),
+    ];
+    for (params, message) in cases {
+        assert_eq!(
+            err(call("admin_exportChain", params.clone())),
+            (-32000, message),
+            "{params}"
+        );
+    }
+    assert_eq!(names(out.path()), before);
+    assert_eq!(std::fs::read(path("mid.rlp")).unwrap(), original);
+}
+
+fn chaind(datadir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(common::chaind_bin())
+        .arg("--datadir")
+        .arg(datadir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `chaind export` on a stopped node's data directory: the same bytes as the RPC; refused
+/// beside a running node and for a bad range, with one line on standard error.
+#[test]
+fn chaind_export_works_offline() {
+    let n = dev_node();
+    let url = n.http.clone().unwrap();
+    let head = make_blocks(&n, 2);
+    let want = expected(&url, 0, head);
+    let want_range = expected(&url, 1, 2);
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("chain.rlp");
+    let file = file.to_str().unwrap();
+    let busy = chaind(n.datadir.path(), &["export", file]);
+    assert_eq!(busy.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&busy.stderr);
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("in use"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!std::path::Path::new(file).exists());
+
+    let dir = {
+        let mut n = n;
+        assert!(n.terminate(10).is_some_and(|s| s.success()));
+        std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap())
+    };
+    let done = chaind(dir.path(), &["export", file]);
+    assert_eq!(done.status.code(), Some(0), "{done:?}");
+    assert_eq!(std::fs::read(file).unwrap(), want);
+    let ranged = out.path().join("range.rlp.gz");
+    let done = chaind(dir.path(), &["export", ranged.to_str().unwrap(), "1", "2"]);
+    assert_eq!(done.status.code(), Some(0), "{done:?}");
+    assert_eq!(gunzip(&std::fs::read(&ranged).unwrap()), want_range);
+
+    let again = chaind(dir.path(), &["export", file]);
+    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&again.stderr),
+        "error: location would overwrite an existing file\n"
+    );
+    let bad = chaind(
+        dir.path(),
+        &[
+            "export",
+            out.path().join("b.rlp").to_str().unwrap(),
+            "2",
+            "1",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "error: export failed: first (2) is greater than last (1)\n"
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let none = chaind(
+        empty.path(),
+        &["export", out.path().join("c.rlp").to_str().unwrap()],
+    );
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&none.stderr).contains("holds no chain"),
+        "{none:?}"
+    );
+}
