@@ -255,3 +255,299 @@ fn chaind_export_works_offline() {
         "{none:?}"
     );
 }
+
+/// A data directory with `n`'s developer account but no chain: a node started there with
+/// `--dev` has the same genesis, so it can import `n`'s blocks.
+fn twin_datadir(n: &Node) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        n.datadir.path().join("dev-account"),
+        dir.path().join("dev-account"),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("keystore")).unwrap();
+    for f in common::key_files(&n.keystore()) {
+        std::fs::copy(&f, dir.path().join("keystore").join(f.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+fn twin(n: &Node) -> Node {
+    Node::start_in(
+        twin_datadir(n),
+        &[
+            "--dev",
+            "--rpc",
+            "--rpcaddr",
+            "127.0.0.1",
+            "--rpcport",
+            "0",
+            "--rpcapi",
+            "admin,chain,debug",
+        ],
+    )
+}
+
+/// Every block's hash, state root and receipts root, block 0 to the head.
+fn chain_summary(url: &str) -> Vec<(Value, Value, Value)> {
+    let head = ok(http_call(url, "chain_blockNumber", json!([])));
+    let head = u64::from_str_radix(head.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    (0..=head)
+        .map(|b| {
+            let block = ok(http_call(
+                url,
+                "chain_getBlockByNumber",
+                json!([format!("0x{b:x}")]),
+            ));
+            (
+                block["hash"].clone(),
+                block["stateRoot"].clone(),
+                block["receiptsRoot"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// Export, then import into a fresh node of the same genesis: identical heads, state roots,
+/// receipts; the same file again imports nothing; the gzip form; a file that does not start
+/// at the node's head is refused.
+#[test]
+fn import_chain_round_trip() {
+    let a = dev_node();
+    let a_url = a.http.clone().unwrap();
+    let head = make_blocks(&a, 6);
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("chain.rlp");
+    let gz = out.path().join("chain.rlp.gz");
+    let tail = out.path().join("tail.rlp");
+    for (f, params) in [
+        (&file, json!([file])),
+        (&gz, json!([gz])),
+        (&tail, json!([tail, 3])),
+    ] {
+        assert_eq!(
+            ok(http_call(&a_url, "admin_exportChain", params)),
+            json!(true),
+            "{f:?}"
+        );
+    }
+    let want = chain_summary(&a_url);
+    assert_eq!(want.len() as u64, head + 1);
+
+    let b = twin(&a);
+    let b_url = b.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&b_url, m, p);
+    assert_eq!(
+        err(call("admin_importChain", json!([tail]))),
+        (
+            -32000,
+            "batch 0: failed to insert: unknown ancestor".to_string()
+        )
+    );
+    assert_eq!(ok(call("chain_blockNumber", json!([]))), json!("0x0"));
+    assert_eq!(ok(call("admin_importChain", json!([file]))), json!(true));
+    assert_eq!(chain_summary(&b_url), want);
+    // A receipt and a balance, as the exporting node has them.
+    let dev = std::fs::read_to_string(a.datadir.path().join("dev-account")).unwrap();
+    for url in [&a_url, &b_url] {
+        assert_eq!(
+            ok(http_call(
+                url,
+                "chain_getTransactionCount",
+                json!([dev.trim()])
+            )),
+            json!(format!("0x{head:x}"))
+        );
+    }
+    let block2 = ok(http_call(
+        &a_url,
+        "chain_getBlockByNumber",
+        json!(["0x2", true]),
+    ));
+    let tx = block2["transactions"][0]["hash"].clone();
+    assert_eq!(
+        ok(call("chain_getTransactionReceipt", json!([tx]))),
+        ok(http_call(
+            &a_url,
+            "chain_getTransactionReceipt",
+            json!([tx])
+        ))
+    );
+    // Again: nothing new, nothing changed. The gzip form is the same chain.
+    assert_eq!(ok(call("admin_importChain", json!([file]))), json!(true));
+    assert_eq!(ok(call("admin_importChain", json!([gz]))), json!(true));
+    assert_eq!(chain_summary(&b_url), want);
+    assert!(
+        b.log_text().contains("Imported blockchain"),
+        "{}",
+        b.log_text()
+    );
+    // The imported chain goes on: B seals on top of it.
+    make_more(&b, head);
+}
+
+/// Seals one more block on `n`, whose developer account has sent `nonce` transfers.
+fn make_more(n: &Node, nonce: u64) {
+    let url = n.http.clone().unwrap();
+    let key = dev_key(n);
+    let mut tx = Transaction::ValueTransfer(ValueTransfer {
+        nonce,
+        gas_price: u256(25_000_000_000),
+        gas: 21_000,
+        to: Address([0x36; 20]),
+        value: u256(1),
+        from: key.address(),
+        signatures: Vec::new(),
+    });
+    tx.sign(&key, 1000);
+    let hash = ok(http_call(
+        &url,
+        "chain_sendRawTransaction",
+        json!([format!("0x{}", hex::encode(tx.encode()))]),
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while http_call(&url, "chain_getTransactionReceipt", json!([hash]))["result"].is_null() {
+        assert!(std::time::Instant::now() < deadline, "not sealed");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// A cut or corrupted file imports the blocks before the damage and names the block.
+#[test]
+fn import_chain_keeps_the_valid_prefix_of_a_damaged_file() {
+    let a = dev_node();
+    let a_url = a.http.clone().unwrap();
+    make_blocks(&a, 5);
+    let want = chain_summary(&a_url);
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("chain.rlp");
+    ok(http_call(&a_url, "admin_exportChain", json!([file])));
+    let bytes = std::fs::read(&file).unwrap();
+    // Where each block starts: the blocks are debug_getBlockRlp's, one after the other.
+    let mut starts = vec![0usize];
+    for b in 0..want.len() {
+        let hex = ok(http_call(&a_url, "debug_getBlockRlp", json!([b])));
+        starts.push(starts[b] + hex.as_str().unwrap().len() / 2);
+    }
+
+    // Cut in the middle of block 4: blocks 1 to 3 are imported.
+    let cut = out.path().join("cut.rlp");
+    std::fs::write(&cut, &bytes[..starts[4] + 10]).unwrap();
+    let b = twin(&a);
+    let b_url = b.http.clone().unwrap();
+    let (code, message) = err(http_call(&b_url, "admin_importChain", json!([cut])));
+    assert_eq!(code, -32000);
+    assert!(
+        message.starts_with("block 4: failed to parse: ")
+            && message.ends_with("(3 blocks before it imported)"),
+        "{message}"
+    );
+    assert_eq!(chain_summary(&b_url), want[..4].to_vec());
+
+    // A byte changed inside block 3's header (its seal no longer matches): blocks 1 and 2.
+    let bad = out.path().join("bad.rlp");
+    let mut damaged = bytes.clone();
+    damaged[starts[3] + 40] ^= 0x01;
+    std::fs::write(&bad, &damaged).unwrap();
+    let c = twin(&a);
+    let c_url = c.http.clone().unwrap();
+    let (_, message) = err(http_call(&c_url, "admin_importChain", json!([bad])));
+    assert!(
+        message.starts_with("batch 0: failed to insert: block 3: ")
+            && message.ends_with("(2 blocks before it imported)"),
+        "{message}"
+    );
+    assert_eq!(chain_summary(&c_url), want[..3].to_vec());
+    // The rest comes from the good file.
+    assert_eq!(
+        ok(http_call(&c_url, "admin_importChain", json!([file]))),
+        json!(true)
+    );
+    assert_eq!(chain_summary(&c_url), want);
+
+    let missing = out.path().join("missing.rlp");
+    assert_eq!(
+        err(http_call(&c_url, "admin_importChain", json!([missing]))),
+        (
+            -32000,
+            format!("open {}: no such file or directory", missing.display())
+        )
+    );
+}
+
+/// importChainFromString: hex blocks on a chain with none beyond genesis; refused once it has
+/// some, and for bad hex.
+#[test]
+fn import_chain_from_string() {
+    let a = dev_node();
+    let a_url = a.http.clone().unwrap();
+    make_blocks(&a, 2);
+    let hex: String = (1..=2)
+        .map(|b| {
+            ok(http_call(&a_url, "debug_getBlockRlp", json!([b])))
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let b = twin(&a);
+    let b_url = b.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&b_url, m, p);
+    let (code, message) = err(call("admin_importChainFromString", json!(["0xzz"])));
+    assert_eq!(code, -32000);
+    assert!(message.starts_with("invalid hex"), "{message}");
+    assert_eq!(
+        ok(call(
+            "admin_importChainFromString",
+            json!([format!("0x{hex}")])
+        )),
+        json!(true)
+    );
+    assert_eq!(chain_summary(&b_url), chain_summary(&a_url));
+    assert_eq!(
+        err(call("admin_importChainFromString", json!([hex]))),
+        (
+            -32000,
+            "importChainFromString works only on a chain without blocks beyond genesis; this one's head is block 2".to_string()
+        )
+    );
+}
+
+/// `chaind import` on a stopped node's data directory; one clear line on failure.
+#[test]
+fn chaind_import_works_offline() {
+    let a = dev_node();
+    let a_url = a.http.clone().unwrap();
+    make_blocks(&a, 3);
+    let want = chain_summary(&a_url);
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("chain.rlp.gz");
+    ok(http_call(&a_url, "admin_exportChain", json!([file])));
+    let dir = twin_datadir(&a);
+    let done = chaind(dir.path(), &["--dev", "import", file.to_str().unwrap()]);
+    assert_eq!(done.status.code(), Some(0), "{done:?}");
+    let missing = out.path().join("none.rlp");
+    let failed = chaind(dir.path(), &["import", missing.to_str().unwrap()]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&failed.stderr),
+        format!(
+            "error: open {}: no such file or directory\n",
+            missing.display()
+        )
+    );
+    let b = Node::start_in(
+        dir,
+        &[
+            "--dev",
+            "--rpc",
+            "--rpcaddr",
+            "127.0.0.1",
+            "--rpcport",
+            "0",
+            "--rpcapi",
+            "chain",
+        ],
+    );
+    assert_eq!(chain_summary(b.http.as_ref().unwrap()), want);
+}

@@ -144,6 +144,18 @@ impl Namespace for AdminApi {
             "Write the canonical blocks first..last (default: all) to a new file as concatenated RLP; .gz names are gzip-compressed",
             Self::export_chain
         ),
+        method!(
+            "admin_importChain",
+            [p("file", K::String)],
+            "Import the blocks of an exported file (.gz: gzip) that the chain lacks, each fully checked",
+            Self::import_chain
+        ),
+        method!(
+            "admin_importChainFromString",
+            [p("blockRlp", K::String)],
+            "Import blocks given as hex RLP (debug_getBlockRlp's form), on a chain with no block beyond genesis",
+            Self::import_chain_from_string
+        ),
         Method {
             spec: super::method::MethodSpec {
                 name: "admin_startRPC",
@@ -242,6 +254,73 @@ impl AdminApi {
     pub fn with_chain(mut self, chain: Option<Arc<crate::chain::Chain>>) -> AdminApi {
         self.chain = chain;
         self
+    }
+
+    /// `admin_importChain(file)`: true once every block of the file is in the chain (those
+    /// it had are skipped). A `.gz` file is read through gzip.
+    fn import_chain(&self, _: &Call, p: &Params) -> Result<bool> {
+        let chain = self.chain.as_deref().ok_or(super::error::Error::NoChain)?;
+        let file: String = p.required(0)?;
+        let path = PathBuf::from(&file);
+        let opened = std::fs::File::open(&path)
+            .map_err(|e| AdminError::Chain(crate::chain::export::io_error("open", &path, &e)))?;
+        let mut reader: Box<dyn std::io::BufRead> = if file.ends_with(".gz") {
+            Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(
+                std::io::BufReader::new(opened),
+            )))
+        } else {
+            Box::new(std::io::BufReader::with_capacity(1 << 20, opened))
+        };
+        crate::log::info("Importing blockchain", &[("file", &file)]);
+        let done = crate::chain::import::import_stream(
+            chain,
+            &mut reader,
+            chain.stopping(),
+            &mut |so_far| {
+                crate::log::info(
+                    "Imported blocks",
+                    &[
+                        ("new", &so_far.new.to_string()),
+                        ("known", &so_far.known.to_string()),
+                    ],
+                )
+            },
+        )
+        .map_err(AdminError::Chain)?;
+        crate::log::info(
+            "Imported blockchain",
+            &[
+                ("file", &file),
+                ("new", &done.new.to_string()),
+                ("known", &done.known.to_string()),
+                ("head", &chain.head_number().to_string()),
+            ],
+        );
+        Ok(true)
+    }
+
+    /// `admin_importChainFromString(blockRlp)`: blocks as hex (`debug_getBlockRlp`'s form,
+    /// `0x` optional, several concatenated), only on a chain with no block beyond genesis.
+    fn import_chain_from_string(&self, _: &Call, p: &Params) -> Result<bool> {
+        let chain = self.chain.as_deref().ok_or(super::error::Error::NoChain)?;
+        let text: String = p.required(0)?;
+        let hex_text = text
+            .strip_prefix("0x")
+            .or_else(|| text.strip_prefix("0X"))
+            .unwrap_or(&text);
+        let bytes =
+            hex::decode(hex_text).map_err(|e| AdminError::Chain(format!("invalid hex: {e}")))?;
+        if chain.head_number() > 0 {
+            return Err(AdminError::Chain(format!(
+                "importChainFromString works only on a chain without blocks beyond genesis; this one's head is block {}",
+                chain.head_number()
+            ))
+            .into());
+        }
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        crate::chain::import::import_stream(chain, &mut bytes.as_slice(), &stop, &mut |_| {})
+            .map_err(AdminError::Chain)?;
+        Ok(true)
     }
 
     /// `admin_exportChain(file, first?, last?)`: true once the blocks are in the file.

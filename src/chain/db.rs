@@ -156,34 +156,51 @@ impl ChainDb {
         Ok(())
     }
 
-    /// Writes a block and makes it the head, atomically and durably: its trie nodes go to
-    /// the node file (synced) first, then everything else and the file's new length in one
-    /// database transaction.
+    /// Writes a block and makes it the head, atomically and durably.
     pub fn commit_block(&self, b: &BlockWrite<'_>) -> Result<()> {
-        let nodes_end = self.nodes.append(b.trie_nodes)?;
+        self.commit_blocks(std::slice::from_ref(b))
+    }
+
+    /// Writes consecutive blocks and makes the last the head, atomically and durably: their
+    /// trie nodes go to the node file (synced) first, then everything else and the file's
+    /// new length in one database transaction.
+    pub fn commit_blocks(&self, blocks: &[BlockWrite<'_>]) -> Result<()> {
+        let Some(last) = blocks.last() else {
+            return Ok(());
+        };
+        let nodes_end = self
+            .nodes
+            .append(blocks.iter().flat_map(|b| b.trie_nodes.iter()))?;
         let tx = self.db.begin_write()?;
         {
-            tx.open_table(HEADERS)?.insert(b.hash, b.header)?;
-            tx.open_table(BODIES)?.insert(b.hash, b.body)?;
-            tx.open_table(RECEIPTS)?.insert(b.hash, b.receipts)?;
-            tx.open_table(NUMBERS)?.insert(b.hash, b.number)?;
-            tx.open_table(CANONICAL)?.insert(b.number, b.hash)?;
+            let mut headers = tx.open_table(HEADERS)?;
+            let mut bodies = tx.open_table(BODIES)?;
+            let mut receipts = tx.open_table(RECEIPTS)?;
+            let mut numbers = tx.open_table(NUMBERS)?;
+            let mut canonical = tx.open_table(CANONICAL)?;
             // Keys in ascending order: the B-tree's pages are then visited once each, left to
             // right, instead of at random (the keys are hashes).
-            let mut lookups: Vec<(&Hash, u32)> = Vec::with_capacity(b.tx_hashes.len());
-            for (i, h) in b.tx_hashes.iter().enumerate() {
-                let index =
-                    u32::try_from(i).map_err(|_| Error::Storage("too many transactions".into()))?;
-                lookups.push((h, index));
+            let mut lookups: Vec<(&Hash, &Hash, u32)> = Vec::new();
+            for b in blocks {
+                headers.insert(b.hash, b.header)?;
+                bodies.insert(b.hash, b.body)?;
+                receipts.insert(b.hash, b.receipts)?;
+                numbers.insert(b.hash, b.number)?;
+                canonical.insert(b.number, b.hash)?;
+                for (i, h) in b.tx_hashes.iter().enumerate() {
+                    let index = u32::try_from(i)
+                        .map_err(|_| Error::Storage("too many transactions".into()))?;
+                    lookups.push((h, b.hash, index));
+                }
             }
             lookups.sort_unstable();
             let mut lookup = tx.open_table(TX_LOOKUP)?;
-            for (h, index) in lookups {
-                lookup.insert(h, (b.hash, index))?;
+            for (h, block, index) in lookups {
+                lookup.insert(h, (block, index))?;
             }
             let mut head = Vec::with_capacity(40);
-            head.extend_from_slice(&b.number.to_be_bytes());
-            head.extend_from_slice(b.hash);
+            head.extend_from_slice(&last.number.to_be_bytes());
+            head.extend_from_slice(last.hash);
             let mut meta = tx.open_table(META)?;
             meta.insert(HEAD_KEY, head.as_slice())?;
             meta.insert(NODES_END_KEY, nodes_end.to_be_bytes().as_slice())?;

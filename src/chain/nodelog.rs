@@ -151,10 +151,10 @@ impl NodeLog {
 
     /// Appends the nodes not yet in the file and makes them durable; the file's new length,
     /// for the database to record with the block that needs them.
-    pub fn append(&self, nodes: &[(Hash, Vec<u8>)]) -> Result<u64> {
+    pub fn append<'n>(&self, nodes: impl IntoIterator<Item = &'n (Hash, Vec<u8>)>) -> Result<u64> {
         let mut end = self.end.lock().unwrap_or_else(|p| p.into_inner());
         let mut buf = Vec::new();
-        let mut slots = Vec::with_capacity(nodes.len());
+        let mut slots = Vec::new();
         {
             let index = self.index.read().unwrap_or_else(|p| p.into_inner());
             for (hash, node) in nodes {

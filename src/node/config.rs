@@ -501,6 +501,13 @@ pub enum Subcommand {
         #[arg(value_name = "LAST")]
         last: Option<u64>,
     },
+    /// Import the blocks of FILE (written by export; .gz: gzip) that the data directory's
+    /// chain lacks, each fully checked, in batches of 2,500; nothing is deleted. The node must
+    /// not be running on the data directory
+    Import {
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
 }
 
 impl Config {

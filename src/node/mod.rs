@@ -688,6 +688,7 @@ pub fn run(cfg: Config) -> i32 {
         Some(config::Subcommand::Export { file, first, last }) => {
             return offline::export(&cfg, file, *first, *last)
         }
+        Some(config::Subcommand::Import { file }) => return offline::import(&cfg, file),
         None => {}
     }
     // Register before starting, so that a signal during start-up is not lost.

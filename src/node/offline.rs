@@ -87,3 +87,85 @@ pub fn export(cfg: &Config, file: &Path, first: Option<u64>, last: Option<u64>) 
         }
     }
 }
+
+/// `chaind import FILE`: 0, or 1 with one `error: ...` line (the batches before the failing
+/// one stay imported).
+pub fn import(cfg: &Config, file: &Path) -> i32 {
+    crate::log::set_verbosity(cfg.verbosity);
+    let (chain, _lock) = match open_chain(cfg) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let opened = match std::fs::File::open(file) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!(
+                "error: {}",
+                crate::chain::export::io_error("open", file, &e)
+            );
+            return 1;
+        }
+    };
+    let size = opened.metadata().map(|m| m.len()).unwrap_or(0);
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(size);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "Importing [{bar:40}] {bytes}/{total_bytes} ({bytes_per_sec}, {eta}) {msg}",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        b
+    });
+    let counted = match &bar {
+        Some(b) => Box::new(b.wrap_read(opened)) as Box<dyn std::io::Read>,
+        None => Box::new(opened),
+    };
+    let mut reader: Box<dyn std::io::BufRead> = if file.to_string_lossy().ends_with(".gz") {
+        Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(
+            std::io::BufReader::new(counted),
+        )))
+    } else {
+        Box::new(std::io::BufReader::with_capacity(1 << 20, counted))
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, stop.clone());
+    }
+    let result =
+        crate::chain::import::import_stream(&chain, &mut reader, &stop, &mut |so_far| match &bar {
+            Some(b) => b.set_message(format!("{} new, {} known", so_far.new, so_far.known)),
+            None => crate::log::info(
+                "Imported blocks",
+                &[
+                    ("new", &so_far.new.to_string()),
+                    ("known", &so_far.known.to_string()),
+                ],
+            ),
+        });
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    match result {
+        Ok(done) => {
+            crate::log::info(
+                "Imported blockchain",
+                &[
+                    ("file", &file.display().to_string()),
+                    ("new", &done.new.to_string()),
+                    ("known", &done.known.to_string()),
+                    ("head", &chain.head_number().to_string()),
+                ],
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}

@@ -340,6 +340,16 @@ impl Transaction {
         Ok(tx)
     }
 
+    /// The chain id the first signature carries (0 for an unprotected legacy one); `None`
+    /// when unsigned.
+    pub fn signature_chain_id(&self) -> Option<u64> {
+        match self {
+            Transaction::Legacy(t) => t.signature.as_ref().map(Signature::chain_id),
+            Transaction::ValueTransfer(t) => t.signatures.first().map(Signature::chain_id),
+            Transaction::AccountUpdate(t) => t.signatures.first().map(Signature::chain_id),
+        }
+    }
+
     fn signatures(&self) -> Vec<Signature> {
         match self {
             Transaction::Legacy(t) => t.signature.into_iter().collect(),
