@@ -18,17 +18,22 @@ use std::path::Path;
 use redb::{Database, ReadableTable, TableDefinition};
 
 /// The layout version this code reads and writes; a file with another one is refused.
-/// Version 2 moved the trie nodes out of the database into `trie-nodes.log`.
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version 2 moved the trie nodes out of the database into `trie-nodes.log`; version 3 keys
+/// headers, bodies and receipts by (number, hash).
+pub const SCHEMA_VERSION: u32 = 3;
 /// The database file inside the `chaindata` directory.
 pub const FILE_NAME: &str = "chain.redb";
 
 pub type Hash = [u8; 32];
 
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-const HEADERS: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("headers");
-const BODIES: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("bodies");
-const RECEIPTS: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("receipts");
+/// Headers, bodies and receipts are keyed by (number, hash), as go-ethereum keys them: a new
+/// block's entries go to the end of each B-tree instead of onto random pages, and an export
+/// reads them in one sequential scan.
+type ByBlock = TableDefinition<'static, (u64, &'static [u8; 32]), &'static [u8]>;
+const HEADERS: ByBlock = TableDefinition::new("headers");
+const BODIES: ByBlock = TableDefinition::new("bodies");
+const RECEIPTS: ByBlock = TableDefinition::new("receipts");
 const NUMBERS: TableDefinition<&[u8; 32], u64> = TableDefinition::new("numbers");
 const CANONICAL: TableDefinition<u64, &[u8; 32]> = TableDefinition::new("canonical");
 /// Transaction hash to the hash of its block and its index there.
@@ -181,11 +186,17 @@ impl ChainDb {
             // Keys in ascending order: the B-tree's pages are then visited once each, left to
             // right, instead of at random (the keys are hashes).
             let mut lookups: Vec<(&Hash, &Hash, u32)> = Vec::new();
-            for b in blocks {
-                headers.insert(b.hash, b.header)?;
-                bodies.insert(b.hash, b.body)?;
-                receipts.insert(b.hash, b.receipts)?;
+            let mut by_hash: Vec<&BlockWrite<'_>> = blocks.iter().collect();
+            by_hash.sort_unstable_by_key(|b| b.hash);
+            for b in by_hash {
                 numbers.insert(b.hash, b.number)?;
+            }
+            for b in blocks {
+                headers.insert((b.number, b.hash), b.header)?;
+                bodies.insert((b.number, b.hash), b.body)?;
+                receipts.insert((b.number, b.hash), b.receipts)?;
+            }
+            for b in blocks {
                 canonical.insert(b.number, b.hash)?;
                 for (i, h) in b.tx_hashes.iter().enumerate() {
                     let index = u32::try_from(i)
@@ -225,14 +236,14 @@ impl ChainDb {
         Ok(Some((number, hash)))
     }
 
-    fn get_bytes(
-        &self,
-        table: TableDefinition<&[u8; 32], &[u8]>,
-        key: &Hash,
-    ) -> Result<Option<Vec<u8>>> {
+    fn get_bytes(&self, table: ByBlock, key: &Hash) -> Result<Option<Vec<u8>>> {
         let tx = self.db.begin_read()?;
+        let Some(number) = tx.open_table(NUMBERS)?.get(key)?.map(|v| v.value()) else {
+            return Ok(None);
+        };
         let t = tx.open_table(table)?;
-        Ok(t.get(key)?.map(|v| v.value().to_vec()))
+        let found = t.get((number, key))?;
+        Ok(found.map(|v| v.value().to_vec()))
     }
 
     /// The header (RLP) of the block with this hash.
@@ -282,15 +293,45 @@ impl ChainDb {
         let canonical = tx.open_table(CANONICAL).map_err(Error::from)?;
         let headers = tx.open_table(HEADERS).map_err(Error::from)?;
         let bodies = tx.open_table(BODIES).map_err(Error::from)?;
+        // Three sequential scans in step: the canonical hashes, the headers and the bodies.
+        let from: (u64, &[u8; 32]) = (first, &[0; 32]);
+        let to: (u64, &[u8; 32]) = (last, &[0xff; 32]);
+        let mut hs = headers.range(from..=to).map_err(Error::from)?;
+        let mut bs = bodies.range(from..=to).map_err(Error::from)?;
+        let mut cs = canonical.range(first..=last).map_err(Error::from)?;
         for number in first..=last {
-            let Some(hash) = canonical.get(number).map_err(Error::from)? else {
+            let Some(c) = cs.next() else {
                 return Ok(Some(number));
             };
-            let hash = *hash.value();
-            let (Some(header), Some(body)) = (
-                headers.get(&hash).map_err(Error::from)?,
-                bodies.get(&hash).map_err(Error::from)?,
-            ) else {
+            let (n, hash) = c.map_err(Error::from)?;
+            let (n, hash) = (n.value(), *hash.value());
+            if n != number {
+                return Ok(Some(number));
+            }
+            // Entries of blocks off the canonical chain (none today) are passed over.
+            let header = loop {
+                match hs.next() {
+                    Some(e) => {
+                        let (k, v) = e.map_err(Error::from)?;
+                        if k.value() == (number, &hash) {
+                            break Some(v);
+                        }
+                    }
+                    None => break None,
+                }
+            };
+            let body = loop {
+                match bs.next() {
+                    Some(e) => {
+                        let (k, v) = e.map_err(Error::from)?;
+                        if k.value() == (number, &hash) {
+                            break Some(v);
+                        }
+                    }
+                    None => break None,
+                }
+            };
+            let (Some(header), Some(body)) = (header, body) else {
                 return Err(
                     Error::Corrupt(format!("block {number}: header or body missing")).into(),
                 );
@@ -423,7 +464,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "chain database {} has schema version 7; this chaind reads version 2",
+                "chain database {} has schema version 7; this chaind reads version 3",
                 path.display()
             )
         );

@@ -95,21 +95,53 @@ fn recover(block: &Block) -> Recovered {
     }
 }
 
-/// Recovers the signatures of `blocks` on every core.
-fn recover_all(blocks: &[Block]) -> Vec<Recovered> {
+/// Recovers the signatures of `blocks` on every core, in the background: `use_each` gets
+/// each block's in order as soon as it is ready, so that checking block `i` overlaps with
+/// recovering the blocks after it. Stops early when `use_each` says so.
+fn with_recovered<T>(
+    blocks: &[Block],
+    mut use_each: impl FnMut(usize, Recovered) -> Result<(), T>,
+) -> Result<(), T> {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::AtomicUsize;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(8);
-    let chunk = blocks.len().div_ceil(threads).max(1);
+    let next = AtomicUsize::new(0);
+    let quit = AtomicBool::new(false);
     std::thread::scope(|s| {
-        let handles: Vec<_> = blocks
-            .chunks(chunk)
-            .map(|c| s.spawn(move || c.iter().map(recover).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a recovery thread panicked"))
-            .collect()
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Recovered)>(4096);
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next, quit) = (&next, &quit);
+            s.spawn(move || loop {
+                // Small runs of blocks per claim: few atomics, results still early.
+                let start = next.fetch_add(8, Ordering::Relaxed);
+                if start >= blocks.len() || quit.load(Ordering::Relaxed) {
+                    return;
+                }
+                for (i, b) in blocks.iter().enumerate().skip(start).take(8) {
+                    if tx.send((i, recover(b))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting = BTreeMap::new();
+        let mut want = 0;
+        let result = (|| {
+            for (i, r) in rx.iter() {
+                waiting.insert(i, r);
+                while let Some(r) = waiting.remove(&want) {
+                    use_each(want, r)?;
+                    want += 1;
+                }
+            }
+            Ok(())
+        })();
+        quit.store(true, Ordering::Relaxed);
+        result
     })
 }
 
@@ -179,17 +211,15 @@ impl Chain {
             .genesis
             .validator
             .ok_or("the chain's genesis names no validator: its blocks cannot be checked")?;
-        let recovered = recover_all(blocks);
         let db_nodes = self.db_nodes();
         let mut pending: HashMap<Hash, Vec<u8>> = HashMap::new();
         let mut ready: Vec<Ready> = Vec::with_capacity(blocks.len());
         let mut parent = head.clone();
         // A block that fails its checks ends the batch: the blocks before it are stored,
         // then its reason is returned.
-        let mut failure = None;
-        for (block, rec) in blocks.iter().zip(recovered) {
-            let checked = self.check_block(
-                block,
+        let failure = with_recovered(blocks, |i, rec| {
+            let (r, _changed) = self.check_block(
+                &blocks[i],
                 rec,
                 &parent,
                 validator,
@@ -197,22 +227,16 @@ impl Chain {
                     pending: &pending,
                     db: &db_nodes,
                 },
-            );
-            let (r, changed) = match checked {
-                Ok(c) => c,
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            };
+            )?;
             pending.extend(r.nodes.iter().cloned());
             parent = Head {
                 hash: r.hash,
-                header: block.header.clone(),
+                header: blocks[i].header.clone(),
             };
-            drop(changed);
             ready.push(r);
-        }
+            Ok(())
+        })
+        .err();
         if ready.is_empty() {
             return Err(failure.unwrap_or_default());
         }

@@ -1,0 +1,221 @@
+//! Chain administration in process: import and export of 100,000 empty blocks, and import of
+//! blocks holding 200,000 value transfers with every signature, seal and state root checked.
+//! Export is set beside `dd` writing (and syncing) the same number of bytes.
+//!
+//! Run: `cargo bench --bench chain_admin` (`ADMIN_EMPTY_BLOCKS`, default 100,000;
+//! `ADMIN_TRANSFERS`, default 200,000, in blocks of `ADMIN_BLOCK_TXS`, default 2,000).
+
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use chain_node::chain::genesis::Genesis;
+use chain_node::chain::import::import_stream;
+use chain_node::chain::{genesis_block, Chain};
+use chain_node::crypto::{keccak256, Address, SecretKey};
+use chain_node::trie::EMPTY_ROOT;
+use chain_node::types::block::{BftExtra, Block, Header};
+use chain_node::types::transaction::{Transaction, ValueTransfer};
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn u256(v: u128) -> [u8; 32] {
+    let mut b = [0u8; 32];
+    b[16..].copy_from_slice(&v.to_be_bytes());
+    b
+}
+
+/// An empty block on `parent`, sealed by `v`.
+fn empty_block(parent: &Header, v: &SecretKey) -> Header {
+    let mut score = [0u8; 32];
+    score[31] = 1;
+    let mut h = Header {
+        parent_hash: parent.hash(),
+        rewardbase: v.address(),
+        state_root: parent.state_root,
+        transactions_root: EMPTY_ROOT,
+        receipts_root: EMPTY_ROOT,
+        bloom: Box::new([0; 256]),
+        block_score: score,
+        number: parent.number + 1,
+        gas_used: 0,
+        time: parent.time + 1,
+        time_fos: 0,
+        extra: Vec::new(),
+        governance: Vec::new(),
+        vote: Vec::new(),
+        base_fee: None,
+        random_reveal: None,
+        mix_hash: None,
+    };
+    let mut extra = BftExtra {
+        vanity: [0; 31],
+        round: 0,
+        validators: vec![v.address()],
+        seal: Vec::new(),
+        committed_seals: Vec::new(),
+    };
+    h.extra = extra.encode();
+    extra.seal = v.sign_hash(&h.seal_hash().unwrap()).to_vec();
+    h.extra = extra.encode();
+    let mut msg = h.hash().to_vec();
+    msg.push(0x02);
+    extra.committed_seals = vec![v.sign_hash(&keccak256(&msg)).to_vec()];
+    h.extra = extra.encode();
+    h
+}
+
+/// `dd` writing and syncing `bytes` bytes of zeros: seconds.
+fn dd(dir: &std::path::Path, bytes: u64) -> f64 {
+    let t = Instant::now();
+    let out = std::process::Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", dir.join("dd.out").display()))
+        .arg("bs=1M")
+        .arg(format!("count={}", bytes.div_ceil(1 << 20)))
+        .arg("conv=fsync")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let secs = t.elapsed().as_secs_f64();
+    std::fs::remove_file(dir.join("dd.out")).unwrap();
+    secs
+}
+
+fn main() {
+    let n_empty = env("ADMIN_EMPTY_BLOCKS", 100_000) as u64;
+    let n_transfers = env("ADMIN_TRANSFERS", 200_000);
+    let block_txs = env("ADMIN_BLOCK_TXS", 2_000);
+    let v = SecretKey::from_slice(&[0x11; 32]).unwrap();
+    let senders: Vec<SecretKey> = (0..1000u64)
+        .map(|i| {
+            let mut k = [0x22u8; 32];
+            k[..8].copy_from_slice(&(i + 1).to_be_bytes());
+            SecretKey::from_slice(&k).unwrap()
+        })
+        .collect();
+    let mut genesis = Genesis::dev(v.address(), u256(1 << 100));
+    for s in &senders {
+        genesis.alloc.insert(s.address(), u256(1 << 100));
+    }
+    let work = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let mut results = Vec::new();
+
+    // Empty blocks: built here, written as an export file, imported, exported again.
+    {
+        let (g, _) = genesis_block(&genesis).unwrap();
+        let t = Instant::now();
+        let mut file =
+            std::io::BufWriter::new(std::fs::File::create(work.path().join("empty.rlp")).unwrap());
+        let mut parent = g;
+        for _ in 0..n_empty {
+            let h = empty_block(&parent, &v);
+            let b = Block {
+                header: h.clone(),
+                transactions: Vec::new(),
+            };
+            file.write_all(&b.encode()).unwrap();
+            parent = h;
+        }
+        file.flush().unwrap();
+        drop(file);
+        println!(
+            "built {n_empty} empty sealed blocks in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+        let chain = Chain::open(&work.path().join("a"), &genesis).unwrap();
+        let t = Instant::now();
+        let mut r = std::io::BufReader::with_capacity(
+            1 << 20,
+            std::fs::File::open(work.path().join("empty.rlp")).unwrap(),
+        );
+        let done = import_stream(&chain, &mut r, &stop, &mut |_| {}).unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        assert_eq!(done.new, n_empty);
+        println!(
+            "import: {n_empty} empty blocks in {secs:.2} s = {:.0} blocks/s",
+            n_empty as f64 / secs
+        );
+        results.push(format!(
+            "import_empty_blocks_per_s={:.0}",
+            n_empty as f64 / secs
+        ));
+
+        let out = work.path().join("export.rlp");
+        let t = Instant::now();
+        let (blocks, bytes) =
+            chain_node::chain::export::export(&chain, &out, None, None, &stop, &mut |_, _| {})
+                .unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        let dd_secs = dd(work.path(), bytes);
+        println!(
+            "export: {blocks} blocks, {bytes} bytes in {secs:.3} s; dd of the same bytes {dd_secs:.3} s: {:.2}x",
+            secs / dd_secs
+        );
+        results.push(format!("export_vs_dd={:.2}", secs / dd_secs));
+    }
+
+    // Transfers: sealed on one chain, exported, imported by another of the same genesis.
+    {
+        let source = Chain::open(&work.path().join("s"), &genesis).unwrap();
+        let mut price = [0u8; 32];
+        price[24..].copy_from_slice(&source.unit_price().to_be_bytes());
+        let t = Instant::now();
+        let mut nonces = vec![0u64; senders.len()];
+        let mut sent = 0;
+        while sent < n_transfers {
+            for i in 0..block_txs.min(n_transfers - sent) {
+                let s = (sent + i) % senders.len();
+                let mut to = [0x5a; 20];
+                to[12..].copy_from_slice(&((sent + i) as u64).to_be_bytes());
+                let mut tx = Transaction::ValueTransfer(ValueTransfer {
+                    nonce: nonces[s],
+                    gas_price: price,
+                    gas: 21_000,
+                    to: Address(to),
+                    value: u256(1),
+                    from: senders[s].address(),
+                    signatures: Vec::new(),
+                });
+                tx.sign(&senders[s], source.chain_id());
+                source.submit(tx).unwrap();
+                nonces[s] += 1;
+            }
+            sent += block_txs.min(n_transfers - sent);
+            source.seal(&v).unwrap().unwrap();
+        }
+        let file = work.path().join("transfers.rlp");
+        chain_node::chain::export::export(&source, &file, None, None, &stop, &mut |_, _| {})
+            .unwrap();
+        println!(
+            "built {} blocks holding {n_transfers} transfers in {:.1} s",
+            source.head_number(),
+            t.elapsed().as_secs_f64()
+        );
+        let target = Chain::open(&work.path().join("t"), &genesis).unwrap();
+        let t = Instant::now();
+        let mut r = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&file).unwrap());
+        let done = import_stream(&target, &mut r, &stop, &mut |_| {}).unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        assert_eq!(done.new, source.head_number());
+        assert_eq!(target.head_hash(), source.head_hash());
+        println!(
+            "import: {n_transfers} transfers in {} blocks in {secs:.2} s = {:.0} transfers/s",
+            done.new,
+            n_transfers as f64 / secs
+        );
+        results.push(format!(
+            "import_transfers_per_s={:.0}",
+            n_transfers as f64 / secs
+        ));
+    }
+    for r in results {
+        println!("RESULT {r}");
+    }
+}
