@@ -551,3 +551,114 @@ fn chaind_import_works_offline() {
     );
     assert_eq!(chain_summary(b.http.as_ref().unwrap()), want);
 }
+
+fn wait_for_log(n: &Node, text: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(line) = n.log_text().lines().find(|l| l.contains(text)) {
+            return line.to_string();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {text:?} in:\n{}",
+            n.log_text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn field(line: &str, name: &str) -> String {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("no {name}= in {line}"))
+        .to_string()
+}
+
+fn restart(n: Node, args: &[&str]) -> Node {
+    let dir = {
+        let mut n = n;
+        assert!(n.terminate(10).is_some_and(|s| s.success()));
+        std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap())
+    };
+    Node::start_in(dir, args)
+}
+
+/// admin_saveTrieNodeCacheToDisk: null, then the file appears; a restart loads it; a corrupt
+/// file is reported and ignored; a disabled cache is an error; the periodic save works.
+#[test]
+fn the_trie_node_cache_is_saved_and_loaded() {
+    let args = [
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "admin,chain",
+    ];
+    let n = dev_node();
+    let url = n.http.clone().unwrap();
+    make_blocks(&n, 3);
+    let file = n.datadir.path().join("fastcache").join("nodes.bin");
+    assert!(!file.exists());
+    assert_eq!(
+        ok(http_call(&url, "admin_saveTrieNodeCacheToDisk", json!([]))),
+        Value::Null
+    );
+    let saved = wait_for_log(&n, "Saved the trie node cache");
+    let nodes = field(&saved, "nodes");
+    assert!(nodes.parse::<u64>().unwrap() > 0, "{saved}");
+    assert!(file.exists());
+
+    let n = restart(n, &args);
+    let loaded = wait_for_log(&n, "Loaded the trie node cache");
+    assert_eq!(field(&loaded, "nodes"), nodes);
+
+    // A corrupt file: reported, ignored, the node serves as before.
+    let dir = {
+        let mut n = n;
+        assert!(n.terminate(10).is_some_and(|s| s.success()));
+        std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap())
+    };
+    let mut bytes = std::fs::read(dir.path().join("fastcache/nodes.bin")).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(dir.path().join("fastcache/nodes.bin"), &bytes).unwrap();
+    let n = Node::start_in(dir, &args);
+    let warned = wait_for_log(&n, "Ignored the saved trie node cache");
+    assert!(warned.contains("does not match its hash"), "{warned}");
+    assert!(!n.log_text().contains("Loaded the trie node cache"));
+    assert_eq!(
+        ok(http_call(
+            n.http.as_ref().unwrap(),
+            "chain_blockNumber",
+            json!([])
+        )),
+        json!("0x3")
+    );
+
+    // Disabled: an error, nothing written.
+    let mut disabled: Vec<&str> = args.to_vec();
+    disabled.extend(["--state.trie-cache-limit", "0"]);
+    let d = Node::start(&disabled);
+    assert_eq!(
+        err(http_call(
+            d.http.as_ref().unwrap(),
+            "admin_saveTrieNodeCacheToDisk",
+            json!([])
+        )),
+        (
+            -32000,
+            "trie node cache is disabled, nothing to save to file".to_string()
+        )
+    );
+    assert!(!d.datadir.path().join("fastcache").exists());
+
+    // Periodic: a save within the period without any call.
+    let mut periodic: Vec<&str> = args.to_vec();
+    periodic.extend(["--state.trie-cache-save-period", "1s"]);
+    let p = Node::start(&periodic);
+    wait_for_log(&p, "Saved the trie node cache");
+    assert!(p.datadir.path().join("fastcache/nodes.bin").exists());
+}

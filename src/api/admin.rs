@@ -145,6 +145,12 @@ impl Namespace for AdminApi {
             Self::export_chain
         ),
         method!(
+            "admin_saveTrieNodeCacheToDisk",
+            [],
+            "Save the trie-node cache to <datadir>/fastcache in the background (loaded at the next start)",
+            Self::save_trie_node_cache
+        ),
+        method!(
             "admin_importChain",
             [p("file", K::String)],
             "Import the blocks of an exported file (.gz: gzip) that the chain lacks, each fully checked",
@@ -321,6 +327,14 @@ impl AdminApi {
         crate::chain::import::import_stream(chain, &mut bytes.as_slice(), &stop, &mut |_| {})
             .map_err(AdminError::Chain)?;
         Ok(true)
+    }
+
+    /// `admin_saveTrieNodeCacheToDisk`: null once the save has started in the background.
+    fn save_trie_node_cache(&self, _: &Call, _: &Params) -> Result<()> {
+        let chain = self.chain.as_ref().ok_or(super::error::Error::NoChain)?;
+        chain
+            .save_node_cache(&self.datadir)
+            .map_err(|e| AdminError::Chain(e).into())
     }
 
     /// `admin_exportChain(file, first?, last?)`: true once the blocks are in the file.

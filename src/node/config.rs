@@ -148,16 +148,15 @@ pub struct Config {
     /// With --dev: seal at most every N seconds, 0 = as soon as transactions are pending
     #[arg(long = "dev.period", value_name = "SECONDS", default_value_t = 0)]
     pub dev_period: u64,
-    /// Size of the in-memory trie-node cache in MB, 0 disables it (accepted for
-    /// compatibility; no effect until the state trie and its cache exist)
+    /// Size of the in-memory trie-node cache in MB, 0 disables it
     #[arg(
         long = "state.trie-cache-limit",
         value_name = "MB",
         default_value_t = 512
     )]
     pub trie_cache_limit: u64,
-    /// Also save the trie-node cache periodically, e.g. 1h or 1h30m; 0 = never (accepted for
-    /// compatibility; no effect until the state trie and its cache exist)
+    /// Also save the trie-node cache to <datadir>/fastcache periodically, e.g. 1h or 1h30m;
+    /// 0 = never
     #[arg(
         long = "state.trie-cache-save-period",
         value_name = "DURATION",

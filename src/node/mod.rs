@@ -347,7 +347,11 @@ impl Node {
             // A chain written by `chaind init`: served; sealed only with --dev, by the
             // validator the genesis names, whose key the keystore holds under an empty
             // passphrase (a private test network of one node).
-            let chain = Arc::new(Chain::open(&layout.chaindata(), &genesis)?);
+            let chain = Arc::new(Chain::open_with(
+                &layout.chaindata(),
+                &genesis,
+                cache_bytes(cfg),
+            )?);
             if cfg.dev {
                 let validator = genesis.validator.ok_or_else(|| {
                     StartError::Service(
@@ -373,7 +377,7 @@ impl Node {
             let mut genesis = Genesis::dev(developer, DEV_BALANCE);
             genesis.chain_id = cfg.chainid;
             genesis.network_id = cfg.networkid;
-            let chain = Chain::open(&layout.chaindata(), &genesis)?;
+            let chain = Chain::open_with(&layout.chaindata(), &genesis, cache_bytes(cfg))?;
             log::info(
                 "Chain opened",
                 &[
@@ -401,6 +405,9 @@ impl Node {
             )
             .map_err(|e| StartError::Service(e.to_string()))?,
         );
+        if let Some(c) = &chain {
+            c.load_node_cache(&datadir);
+        }
         let unlocked = Arc::new(Unlocked::new());
         let limit = SubscriptionLimit::default();
         limit.set(i64::from(cfg.wsmaxsubscriptionperconn));
@@ -496,6 +503,15 @@ impl Node {
         if let Some(s) = sealer {
             plan.push(Box::new(s));
         }
+        if let Some(c) = &chain {
+            if !cfg.trie_cache_save_period.is_zero() && cfg.trie_cache_limit > 0 {
+                plan.push(Box::new(crate::chain::CacheSaver::new(
+                    c.clone(),
+                    node.datadir.clone(),
+                    cfg.trie_cache_save_period,
+                )));
+            }
+        }
         plan.push(Box::new(endpoint_service));
         for s in plan {
             let started = lock(&node.services).start(s);
@@ -540,6 +556,11 @@ fn init_genesis(datadir: &DataDir) -> Result<Option<Genesis>, StartError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(StartError::Service(format!("{}: {e}", path.display()))),
     }
+}
+
+/// The trie-node cache's size in bytes (`--state.trie-cache-limit`, in MB; 0 disables it).
+fn cache_bytes(cfg: &Config) -> usize {
+    usize::try_from(cfg.trie_cache_limit.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
 }
 
 /// The genesis of the chain in `layout` as a node started with `cfg` would open it, without

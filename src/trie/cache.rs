@@ -85,6 +85,25 @@ impl NodeCache {
         }
     }
 
+    /// Whether the cache holds anything at all (a budget of 0 disables it).
+    pub fn is_enabled(&self) -> bool {
+        self.shard_budget > 0
+    }
+
+    /// Every entry, oldest first within each shard (the nodes are shared, not copied).
+    pub fn entries(&self) -> Vec<(Hash, Arc<[u8]>)> {
+        let mut out = Vec::new();
+        for s in &self.shards {
+            let s = s.lock().unwrap_or_else(|p| p.into_inner());
+            out.extend(
+                s.order
+                    .iter()
+                    .filter_map(|h| s.map.get(h).map(|n| (*h, n.clone()))),
+            );
+        }
+        out
+    }
+
     /// Entries and bytes held.
     pub fn usage(&self) -> (usize, usize) {
         self.shards.iter().fold((0, 0), |(n, b), s| {
