@@ -194,8 +194,8 @@ fn a_raw_value_transfer_is_sealed() {
             "invalid unit price",
         ),
         (
-            transfer(&key, 1, to, one, price, 1000),
-            "nonce too high: the next nonce of the sender is 0",
+            transfer(&key, 4097, to, one, price, 1000),
+            "nonce too high: the next nonce of the sender is 0, and a transaction may wait at most 4096 nonces ahead of it",
         ),
         (
             transfer(&stranger, 0, to, one, price, 1000),
@@ -233,6 +233,10 @@ fn a_raw_value_transfer_is_sealed() {
         json!("0x0")
     );
     assert_eq!(ok(call("chain_blockNumber", json!([]))), json!("0x0"));
+    assert_eq!(
+        ok(call("txpool_status", json!([]))),
+        json!({"pending": "0x0", "queued": "0x0"})
+    );
 
     let raw = transfer(&key, 0, to, one, price, 1000);
     let hash = ok(call("chain_sendRawTransaction", json!([raw])));

@@ -75,12 +75,12 @@ impl TxpoolApi {
         self.chain.as_deref().ok_or(Error::NoChain)
     }
 
-    /// `txpool_status`: `{pending, queued}` as quantities (nothing is queued today: the pool
-    /// takes only a sender's next nonce).
+    /// `txpool_status`: `{pending, queued}` as quantities.
     fn status(&self, _: &Call, _: &Params) -> Result<Status> {
+        let (pending, queued) = self.chain()?.pool_counts();
         Ok(Status {
-            pending: format!("0x{:x}", self.chain()?.pending().len()),
-            queued: "0x0".into(),
+            pending: format!("0x{pending:x}"),
+            queued: format!("0x{queued:x}"),
         })
     }
 
@@ -88,16 +88,19 @@ impl TxpoolApi {
         &self,
         f: impl Fn(&Transaction, crate::crypto::Address) -> T,
     ) -> Result<ByAccount<T>> {
-        let mut pending: BTreeMap<String, BTreeMap<String, T>> = BTreeMap::new();
-        for (tx, sender) in self.chain()?.pending() {
-            pending
-                .entry(format!("0x{}", hex::encode(sender.0)))
-                .or_default()
-                .insert(nonce_of(&tx).to_string(), f(&tx, sender));
-        }
+        let chain = self.chain()?;
+        let group = |list: Vec<(Transaction, crate::crypto::Address)>| {
+            let mut out: BTreeMap<String, BTreeMap<String, T>> = BTreeMap::new();
+            for (tx, sender) in list {
+                out.entry(format!("0x{}", hex::encode(sender.0)))
+                    .or_default()
+                    .insert(nonce_of(&tx).to_string(), f(&tx, sender));
+            }
+            out
+        };
         Ok(ByAccount {
-            pending,
-            queued: BTreeMap::new(),
+            pending: group(chain.pending()),
+            queued: group(chain.queued()),
         })
     }
 

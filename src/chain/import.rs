@@ -273,7 +273,9 @@ impl Chain {
             let mut adm = self.admission();
             *self.head.lock().unwrap_or_else(|p| p.into_inner()) = parent.clone();
             adm.accounts.clear();
-            adm.pool.take()
+            let stale = adm.pool.take();
+            self.promote_queued(&mut adm);
+            stale
         };
         for p in stale {
             let _ = self.submit(p.tx);

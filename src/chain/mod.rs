@@ -513,8 +513,23 @@ impl Chain {
         Ok(a)
     }
 
+    /// Moves the queued transactions that the head's accounts now allow to pending.
+    fn promote_queued(&self, adm: &mut Admission) -> Vec<[u8; 32]> {
+        if adm.pool.queued_len() == 0 {
+            return Vec::new();
+        }
+        let Admission { pool, accounts, .. } = adm;
+        let root = self.head().header.state_root;
+        let nodes = self.db_nodes();
+        let state = State::at(&nodes, root);
+        pool.promote(|a| match accounts.get(a) {
+            Some(acct) => Some(acct.clone()),
+            None => state.account(a).ok(),
+        })
+    }
+
     /// Checks `tx` against the head state (after the block being sealed) and adds it to the
-    /// pool; its hash.
+    /// pool, pending or queued; its hash.
     pub fn submit(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
         // Signatures are recovered before the lock is taken (libsecp256k1, once).
         let signers = tx.recovered();
@@ -530,24 +545,28 @@ impl Chain {
             Some(a) => self.admission_account(&mut adm, a).map(|_| ()),
             None => Ok(()),
         };
-        let adm = &mut *adm;
-        let (in_flight, accounts) = (&adm.in_flight, &adm.accounts);
+        let adm_ref = &mut *adm;
+        let (in_flight, accounts) = (&adm_ref.in_flight, &adm_ref.accounts);
         let head_root = self.head().header.state_root;
         let nodes = self.db_nodes();
-        let hash = adm
-            .pool
-            .add(tx, signers, self.chain_id(), self.unit_price(), |a| {
-                if let Err(e) = &read {
-                    return Err(e.to_string());
-                }
-                match in_flight.get(a).or_else(|| accounts.get(a)) {
-                    Some(acct) => Ok(acct.clone()),
-                    None => State::at(&nodes, head_root)
-                        .account(a)
-                        .map_err(|e| e.to_string()),
-                }
-            })?;
-        self.publish(Event::PendingTransaction(hash));
+        let (hash, pending) =
+            adm_ref
+                .pool
+                .add(tx, signers, self.chain_id(), self.unit_price(), |a| {
+                    if let Err(e) = &read {
+                        return Err(e.to_string());
+                    }
+                    match in_flight.get(a).or_else(|| accounts.get(a)) {
+                        Some(acct) => Ok(acct.clone()),
+                        None => State::at(&nodes, head_root)
+                            .account(a)
+                            .map_err(|e| e.to_string()),
+                    }
+                })?;
+        drop(adm);
+        if pending {
+            self.publish(Event::PendingTransaction(hash));
+        }
         Ok(hash)
     }
 
@@ -701,6 +720,17 @@ impl Chain {
         self.admission().pool.pending_list()
     }
 
+    /// How many transactions are pending and queued.
+    pub fn pool_counts(&self) -> (usize, usize) {
+        let adm = self.admission();
+        (adm.pool.len(), adm.pool.queued_len())
+    }
+
+    /// The queued transactions (waiting for an earlier nonce) with their senders.
+    pub fn queued(&self) -> Vec<(Transaction, Address)> {
+        self.admission().pool.queued_list()
+    }
+
     /// The next nonce of `address`, counting its pending transactions.
     pub fn pending_nonce(&self, address: &Address) -> Result<u64, ChainError> {
         let mut adm = self.admission();
@@ -756,8 +786,12 @@ impl Chain {
             adm.accounts.clear();
         }
         adm.accounts.extend(changed);
+        let promoted = self.promote_queued(&mut adm);
         drop(adm);
         self.publish(Event::NewHead(Arc::new(head)));
+        for h in promoted {
+            self.publish(Event::PendingTransaction(h));
+        }
         Ok(Some(hash))
     }
 

@@ -1,22 +1,42 @@
-//! The transaction pool: checks a transaction fully against the head state (chain id, unit
-//! price, size, signature against the sender's account key, nonce, intrinsic gas, balance)
-//! and keeps the accepted ones in arrival order until a block takes them. Signatures are
-//! recovered once, here, and the sender kept.
+//! The transaction pool: checks each transaction fully (`validate::check_tx`: chain id, unit
+//! price, size, signature against the sender's account key, intrinsic gas) and keeps it as
 //!
-//! Today a transaction must carry its sender's next nonce (counting those already pending);
-//! one with a later nonce is refused, not queued.
+//! - **pending** when its nonce is its sender's next one (counting the sender's pending
+//!   transactions) and the sender's balance, less what its earlier pending transactions cost,
+//!   covers it: a block takes every pending transaction, each sender's in nonce order;
+//! - **queued** when its nonce is further ahead (at most [`MAX_NONCE_AHEAD`]): it waits, its
+//!   signature and key already checked, until the transactions before it arrive; then it
+//!   becomes pending (its cost checked against what is left then; one that no longer fits
+//!   stays queued, and so do those after it).
+//!
+//! Replacement follows the reference before its KIP-71 fork, which this chain runs (the gas
+//! price is the fixed unit price, so no transaction can outbid another): a transaction with
+//! the nonce of one already in the pool, pending or queued, is refused with `there is another
+//! tx which has the same nonce in the tx pool`.
+//!
+//! Limits: [`MAX_PER_SENDER`] transactions of one sender (pending and queued), [`MAX_PENDING`]
+//! pending and [`MAX_QUEUED`] queued in all (`txpool is full`, the reference's text).
+//!
+//! Signatures are recovered once, before the pool's lock is taken, and the sender kept.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
-use super::state::{add, mul_u64, sub, Account};
+use super::state::{sub, Account};
+use super::validate::check_tx;
 use crate::crypto::Address;
-use crate::types::account_key::{AccountKey, Role};
-use crate::types::transaction::{Transaction, U256};
+use crate::types::account_key::Signer;
+use crate::types::transaction::{Transaction, TxError, U256};
 
 /// The largest serialized transaction accepted.
 pub const MAX_TX_BYTES: usize = 128 * 1024;
 /// Most transactions pending at once.
-pub const MAX_PENDING: usize = 100_000;
+pub const MAX_PENDING: usize = 200_000;
+/// Most transactions queued at once.
+pub const MAX_QUEUED: usize = 50_000;
+/// Most transactions of one sender in the pool, pending and queued.
+pub const MAX_PER_SENDER: usize = 16_384;
+/// How far ahead of its sender's next nonce a transaction may be queued.
+pub const MAX_NONCE_AHEAD: u64 = 4_096;
 
 /// A transaction the pool accepted, with what checking it established.
 #[derive(Debug, Clone)]
@@ -26,6 +46,8 @@ pub struct Pending {
     pub sender: Address,
     /// Intrinsic plus key-validation gas: what the transaction uses.
     pub gas_used: u64,
+    /// Gas limit x gas price + value: what the sender must hold for it.
+    pub cost: U256,
 }
 
 /// Why the pool refused a transaction (the reference's texts).
@@ -45,8 +67,8 @@ pub enum PoolError {
     InvalidSignature,
     #[error("nonce too low")]
     NonceTooLow,
-    #[error("nonce too high: the next nonce of the sender is {0}")]
-    NonceTooHigh(u64),
+    #[error("nonce too high: the next nonce of the sender is {next}, and a transaction may wait at most {} nonces ahead of it", MAX_NONCE_AHEAD)]
+    NonceTooHigh { next: u64 },
     #[error("intrinsic gas too low")]
     IntrinsicGas,
     #[error("insufficient funds of the sender for value ")]
@@ -57,8 +79,15 @@ pub enum PoolError {
     NoContracts,
     #[error("known transaction: 0x{0}")]
     Known(String),
-    #[error("transaction pool is full")]
+    #[error("there is another tx which has the same nonce in the tx pool")]
+    SameNonce,
+    #[error("txpool is full")]
     Full,
+    #[error(
+        "the sender has {} transactions in the pool, the most one sender may have",
+        MAX_PER_SENDER
+    )]
+    SenderFull,
     #[error("{0}")]
     Key(String),
 }
@@ -68,160 +97,236 @@ pub fn reserved(a: &Address) -> bool {
     a.0[..18].iter().all(|&b| b == 0) && (a.0[18] != 0 || a.0[19] != 0) && a.0[18] <= 0x03
 }
 
+/// One sender's transactions.
+#[derive(Debug, Default)]
+struct Sender {
+    pending: BTreeMap<u64, Pending>,
+    queued: BTreeMap<u64, Pending>,
+    /// The next nonce after the pending transactions and the balance they leave; `None`
+    /// until the sender's account is read after the last block (then nothing is pending).
+    view: Option<(u64, U256)>,
+}
+
 /// The pool's content.
 #[derive(Debug, Default)]
 pub struct Pool {
-    pending: Vec<Pending>,
-    known: HashSet<[u8; 32]>,
-    /// Per sender: the next nonce and the balance left after the pending transactions.
-    senders: HashMap<Address, (u64, U256)>,
+    senders: HashMap<Address, Sender>,
+    /// Every transaction in the pool: its sender and nonce.
+    by_hash: HashMap<[u8; 32], (Address, u64)>,
+    /// The pending transactions in the order they became pending.
+    arrivals: Vec<(Address, u64)>,
+    queued: usize,
 }
 
 impl Pool {
+    /// Transactions pending.
     pub fn len(&self) -> usize {
-        self.pending.len()
+        self.arrivals.len()
     }
 
+    /// Whether nothing is pending (queued transactions do not count: no block can take
+    /// them).
     pub fn is_empty(&self) -> bool {
-        self.pending.is_empty()
+        self.arrivals.is_empty()
     }
 
-    /// Takes every pending transaction, in arrival order (for a block).
+    /// Transactions queued.
+    pub fn queued_len(&self) -> usize {
+        self.queued
+    }
+
+    /// Takes every pending transaction, each sender's in nonce order (for a block). Queued
+    /// ones stay. From now on the callers' accounts are those after these transactions.
     pub fn take(&mut self) -> Vec<Pending> {
-        self.known.clear();
-        self.senders.clear();
-        std::mem::take(&mut self.pending)
+        let mut out = Vec::with_capacity(self.arrivals.len());
+        for (sender, nonce) in std::mem::take(&mut self.arrivals) {
+            let Some(s) = self.senders.get_mut(&sender) else {
+                continue;
+            };
+            if let Some(p) = s.pending.remove(&nonce) {
+                self.by_hash.remove(&p.hash);
+                out.push(p);
+            }
+        }
+        self.senders.retain(|_, s| {
+            s.view = None;
+            !s.queued.is_empty()
+        });
+        out
     }
 
-    /// The pending transactions with their senders, in arrival order.
-    pub fn pending_list(&self) -> Vec<(Transaction, Address)> {
-        self.pending
+    /// Moves queued transactions that have become executable to pending, given the accounts
+    /// as they are now (`account`), and drops those whose nonce is behind their sender's.
+    /// Returns the hashes that became pending.
+    pub fn promote(
+        &mut self,
+        mut account: impl FnMut(&Address) -> Option<Account>,
+    ) -> Vec<[u8; 32]> {
+        let mut promoted = Vec::new();
+        let waiting: Vec<Address> = self
+            .senders
             .iter()
+            .filter(|(_, s)| s.view.is_none() && !s.queued.is_empty())
+            .map(|(a, _)| *a)
+            .collect();
+        for a in waiting {
+            let Some(acct) = account(&a) else { continue };
+            let s = self.senders.get_mut(&a).expect("listed above");
+            let stale: Vec<u64> = s.queued.range(..acct.nonce).map(|(n, _)| *n).collect();
+            for n in stale {
+                if let Some(p) = s.queued.remove(&n) {
+                    self.by_hash.remove(&p.hash);
+                    self.queued -= 1;
+                }
+            }
+            s.view = Some((acct.nonce, acct.balance));
+            promoted.extend(Self::advance(s, a, &mut self.arrivals, &mut self.queued));
+        }
+        self.senders
+            .retain(|_, s| !s.queued.is_empty() || !s.pending.is_empty() || s.view.is_some());
+        promoted
+    }
+
+    /// Moves `s`'s queued transactions that follow its pending ones, while its balance
+    /// covers them.
+    fn advance(
+        s: &mut Sender,
+        sender: Address,
+        arrivals: &mut Vec<(Address, u64)>,
+        queued: &mut usize,
+    ) -> Vec<[u8; 32]> {
+        let mut moved = Vec::new();
+        while let Some((next, left)) = s.view {
+            let Some(p) = s.queued.get(&next) else { break };
+            let Some(rest) = sub(&left, &p.cost) else {
+                break;
+            };
+            let p = s.queued.remove(&next).expect("just seen");
+            *queued -= 1;
+            moved.push(p.hash);
+            s.pending.insert(next, p);
+            arrivals.push((sender, next));
+            s.view = Some((next + 1, rest));
+        }
+        moved
+    }
+
+    /// The pending transactions with their senders, in the order they became pending.
+    pub fn pending_list(&self) -> Vec<(Transaction, Address)> {
+        self.arrivals
+            .iter()
+            .filter_map(|(a, n)| self.senders.get(a)?.pending.get(n))
             .map(|p| (p.tx.clone(), p.sender))
             .collect()
     }
 
-    /// The pending transaction with this hash.
+    /// The queued transactions with their senders, by sender and nonce.
+    pub fn queued_list(&self) -> Vec<(Transaction, Address)> {
+        let mut out = Vec::with_capacity(self.queued);
+        for (a, s) in &self.senders {
+            out.extend(s.queued.values().map(|p| (p.tx.clone(), *a)));
+        }
+        out
+    }
+
+    /// The transaction with this hash, pending or queued.
     pub fn find(&self, hash: &[u8; 32]) -> Option<&Pending> {
-        self.pending.iter().find(|p| &p.hash == hash)
+        let (a, n) = self.by_hash.get(hash)?;
+        let s = self.senders.get(a)?;
+        s.pending.get(n).or_else(|| s.queued.get(n))
     }
 
     /// The next nonce of `sender` counting the pending transactions, given its state nonce.
     pub fn next_nonce(&self, sender: &Address, state_nonce: u64) -> u64 {
-        self.senders.get(sender).map_or(state_nonce, |s| s.0)
+        self.senders
+            .get(sender)
+            .and_then(|s| s.view)
+            .map_or(state_nonce, |v| v.0)
     }
 
     /// Checks `tx`, whose signers were recovered beforehand (`Transaction::recovered`, outside
-    /// the pool's lock: it is the costly part), against the head state (`account` gives an
-    /// account as of the head) and adds it. Returns its hash.
+    /// the pool's lock: it is the costly part), against the accounts as of the head (after
+    /// any block being written) that `account` reads, and adds it as pending or queued.
+    /// Returns its hash and whether it is pending.
     pub fn add(
         &mut self,
         tx: Transaction,
-        signers: Result<Vec<crate::types::account_key::Signer>, crate::types::transaction::TxError>,
+        signers: Result<Vec<Signer>, TxError>,
         chain_id: u64,
         unit_price: u64,
         account: impl Fn(&Address) -> Result<Account, String>,
-    ) -> Result<[u8; 32], PoolError> {
+    ) -> Result<([u8; 32], bool), PoolError> {
         let raw = tx.encode();
-        if raw.len() > MAX_TX_BYTES {
-            return Err(PoolError::Oversized);
-        }
         let hash = crate::crypto::keccak256(&raw);
-        if self.known.contains(&hash) {
+        if self.by_hash.contains_key(&hash) {
             return Err(PoolError::Known(hex::encode(hash)));
         }
-        if self.pending.len() >= MAX_PENDING {
-            return Err(PoolError::Full);
-        }
-        let (nonce, gas_price, gas, value, role) = match &tx {
-            Transaction::Legacy(t) => {
-                if t.to.is_none() || !t.input.is_empty() {
-                    return Err(PoolError::NoContracts);
-                }
-                (t.nonce, t.gas_price, t.gas, t.value, Role::Transaction)
-            }
-            Transaction::ValueTransfer(t) => {
-                (t.nonce, t.gas_price, t.gas, t.value, Role::Transaction)
-            }
-            Transaction::AccountUpdate(t) => {
-                (t.nonce, t.gas_price, t.gas, [0; 32], Role::AccountUpdate)
-            }
-        };
-        let to = match &tx {
-            Transaction::Legacy(t) => t.to,
-            Transaction::ValueTransfer(t) => Some(t.to),
-            Transaction::AccountUpdate(_) => None,
-        };
-        if to.as_ref().is_some_and(reserved) {
-            return Err(PoolError::Reserved);
-        }
-        let signers = signers.map_err(|_| PoolError::InvalidSignature)?;
-        let sig_chain = match &tx {
-            Transaction::Legacy(t) => t.signature.map(|s| s.chain_id()),
-            Transaction::ValueTransfer(t) => t.signatures.first().map(|s| s.chain_id()),
-            Transaction::AccountUpdate(t) => t.signatures.first().map(|s| s.chain_id()),
-        };
-        // Unprotected legacy transactions (V 27/28) carry no chain id.
-        if sig_chain.is_some_and(|c| c != chain_id && c != 0) {
-            return Err(PoolError::ChainId);
-        }
-        let mut price = [0u8; 32];
-        price[24..].copy_from_slice(&unit_price.to_be_bytes());
-        if gas_price != price {
-            return Err(PoolError::UnitPrice);
-        }
-        let sender = match &tx {
-            Transaction::Legacy(_) => signers.first().ok_or(PoolError::InvalidSignature)?.address,
-            Transaction::ValueTransfer(t) => t.from,
-            Transaction::AccountUpdate(t) => t.from,
-        };
-        let acct = account(&sender).map_err(PoolError::Key)?;
-        if let Transaction::Legacy(_) = &tx {
-            if acct.key != AccountKey::Legacy {
-                return Err(PoolError::LegacyKey);
-            }
-        } else if !acct.key.validates(role, sender, &signers) {
-            return Err(PoolError::InvalidKey);
-        }
-        if let Transaction::AccountUpdate(t) = &tx {
-            acct.key
-                .replaced_by(&t.key)
-                .map_err(|e| PoolError::Key(e.to_string()))?;
-        }
-        let (next, balance) = self
-            .senders
-            .get(&sender)
-            .copied()
-            .unwrap_or((acct.nonce, acct.balance));
+        let (checked, acct) = check_tx(
+            &tx,
+            signers.as_deref(),
+            chain_id,
+            unit_price,
+            raw.len(),
+            account,
+        )?;
+        let s = self.senders.entry(checked.sender).or_default();
+        let (next, left) = *s.view.get_or_insert((acct.nonce, acct.balance));
+        let nonce = checked.nonce;
         if nonce < next {
-            return Err(PoolError::NonceTooLow);
+            return Err(if s.pending.contains_key(&nonce) {
+                PoolError::SameNonce
+            } else {
+                PoolError::NonceTooLow
+            });
         }
-        if nonce > next {
-            return Err(PoolError::NonceTooHigh(next));
+        if s.queued.contains_key(&nonce) {
+            return Err(PoolError::SameNonce);
         }
-        let gas_used = tx.intrinsic_gas() + acct.key.validation_gas(role, signers.len());
-        if gas < gas_used {
-            return Err(PoolError::IntrinsicGas);
+        if s.pending.len() + s.queued.len() >= MAX_PER_SENDER {
+            return Err(PoolError::SenderFull);
         }
-        let cost = mul_u64(&gas_price, gas)
-            .and_then(|fee| add(&fee, &value))
-            .ok_or(PoolError::InsufficientFunds)?;
-        let left = sub(&balance, &cost).ok_or(PoolError::InsufficientFunds)?;
-        self.senders.insert(sender, (next + 1, left));
-        self.known.insert(hash);
-        self.pending.push(Pending {
+        let entry = Pending {
             tx,
             hash,
-            sender,
-            gas_used,
-        });
-        Ok(hash)
+            sender: checked.sender,
+            gas_used: checked.gas_used,
+            cost: checked.cost,
+        };
+        if nonce > next {
+            if nonce - next > MAX_NONCE_AHEAD {
+                return Err(PoolError::NonceTooHigh { next });
+            }
+            if self.queued >= MAX_QUEUED {
+                return Err(PoolError::Full);
+            }
+            // It must be affordable on its own now; what the transactions before it will
+            // leave is checked when it becomes pending.
+            if sub(&acct.balance, &checked.cost).is_none() {
+                return Err(PoolError::InsufficientFunds);
+            }
+            s.queued.insert(nonce, entry);
+            self.queued += 1;
+            self.by_hash.insert(hash, (checked.sender, nonce));
+            return Ok((hash, false));
+        }
+        if self.arrivals.len() >= MAX_PENDING {
+            return Err(PoolError::Full);
+        }
+        let rest = sub(&left, &checked.cost).ok_or(PoolError::InsufficientFunds)?;
+        s.pending.insert(nonce, entry);
+        s.view = Some((next + 1, rest));
+        self.arrivals.push((checked.sender, nonce));
+        self.by_hash.insert(hash, (checked.sender, nonce));
+        Self::advance(s, checked.sender, &mut self.arrivals, &mut self.queued);
+        Ok((hash, true))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::SecretKey;
+    use crate::types::transaction::ValueTransfer;
 
     #[test]
     fn the_reserved_range() {
@@ -235,5 +340,168 @@ mod tests {
         assert!(reserved(&a([3, 0xff])));
         assert!(!reserved(&a([4, 0])));
         assert!(!reserved(&Address([1; 20])));
+    }
+
+    const PRICE: u64 = 25_000_000_000;
+    const CHAIN: u64 = 1000;
+
+    fn u256(v: u128) -> U256 {
+        let mut b = [0u8; 32];
+        b[16..].copy_from_slice(&v.to_be_bytes());
+        b
+    }
+
+    fn tx(key: &SecretKey, nonce: u64, value: u128) -> Transaction {
+        let mut t = Transaction::ValueTransfer(ValueTransfer {
+            nonce,
+            gas_price: u256(u128::from(PRICE)),
+            gas: 21_000,
+            to: Address([0x35; 20]),
+            value: u256(value),
+            from: key.address(),
+            signatures: Vec::new(),
+        });
+        t.sign(key, CHAIN);
+        t
+    }
+
+    /// The cost of `tx(_, _, value)`.
+    fn cost(value: u128) -> u128 {
+        u128::from(PRICE) * 21_000 + value
+    }
+
+    fn add(pool: &mut Pool, t: Transaction, acct: &Account) -> Result<([u8; 32], bool), PoolError> {
+        let signers = t.recovered();
+        pool.add(t, signers, CHAIN, PRICE, |_| Ok(acct.clone()))
+    }
+
+    fn account(nonce: u64, balance: u128) -> Account {
+        Account {
+            nonce,
+            balance: u256(balance),
+            ..Account::default()
+        }
+    }
+
+    fn nonces(list: &[Pending]) -> Vec<u64> {
+        list.iter()
+            .map(|p| match &p.tx {
+                Transaction::ValueTransfer(t) => t.nonce,
+                _ => unreachable!(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_gap_waits_queued_and_closes_in_nonce_order() {
+        let k = SecretKey::from_slice(&[1; 32]).unwrap();
+        let acct = account(0, 10 * cost(1));
+        let mut pool = Pool::default();
+        let (h2, pending) = add(&mut pool, tx(&k, 2, 1), &acct).unwrap();
+        assert!(!pending);
+        add(&mut pool, tx(&k, 1, 1), &acct).unwrap();
+        assert_eq!((pool.len(), pool.queued_len()), (0, 2));
+        assert!(pool.is_empty(), "nothing a block could take");
+        assert_eq!(pool.next_nonce(&k.address(), 0), 0);
+        assert_eq!(pool.find(&h2).unwrap().hash, h2, "a queued one is found");
+        let (_, pending) = add(&mut pool, tx(&k, 0, 1), &acct).unwrap();
+        assert!(pending);
+        assert_eq!((pool.len(), pool.queued_len()), (3, 0));
+        assert_eq!(pool.next_nonce(&k.address(), 0), 3);
+        let taken = pool.take();
+        assert_eq!(nonces(&taken), [0, 1, 2]);
+        assert!(pool.find(&h2).is_none());
+    }
+
+    #[test]
+    fn a_queued_one_the_balance_no_longer_covers_stays_queued() {
+        let k = SecretKey::from_slice(&[1; 32]).unwrap();
+        // Enough for nonce 0 and either of the others, not both.
+        let acct = account(0, cost(5) + cost(5) + cost(0) - 1);
+        let mut pool = Pool::default();
+        add(&mut pool, tx(&k, 1, 5), &acct).unwrap();
+        add(&mut pool, tx(&k, 2, 5), &acct).unwrap();
+        add(&mut pool, tx(&k, 0, 0), &acct).unwrap();
+        assert_eq!((pool.len(), pool.queued_len()), (2, 1));
+        assert_eq!(pool.next_nonce(&k.address(), 0), 2);
+    }
+
+    #[test]
+    fn the_same_nonce_twice_is_refused_pending_or_queued() {
+        let k = SecretKey::from_slice(&[1; 32]).unwrap();
+        let acct = account(0, 10 * cost(9));
+        let mut pool = Pool::default();
+        let (h, _) = add(&mut pool, tx(&k, 0, 1), &acct).unwrap();
+        add(&mut pool, tx(&k, 5, 1), &acct).unwrap();
+        assert_eq!(
+            add(&mut pool, tx(&k, 0, 1), &acct).unwrap_err(),
+            PoolError::Known(hex::encode(h))
+        );
+        for nonce in [0, 5] {
+            let e = add(&mut pool, tx(&k, nonce, 2), &acct).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "there is another tx which has the same nonce in the tx pool"
+            );
+        }
+        assert_eq!((pool.len(), pool.queued_len()), (1, 1));
+        // A nonce the chain has passed: too low.
+        let mut fresh = Pool::default();
+        assert_eq!(
+            add(&mut fresh, tx(&k, 3, 1), &account(4, 10 * cost(9))).unwrap_err(),
+            PoolError::NonceTooLow
+        );
+    }
+
+    #[test]
+    fn limits_and_their_texts() {
+        let k = SecretKey::from_slice(&[1; 32]).unwrap();
+        let acct = account(0, 10 * cost(1));
+        let mut pool = Pool::default();
+        let far = MAX_NONCE_AHEAD + 1;
+        assert_eq!(
+            add(&mut pool, tx(&k, far, 1), &acct).unwrap_err().to_string(),
+            format!("nonce too high: the next nonce of the sender is 0, and a transaction may wait at most {MAX_NONCE_AHEAD} nonces ahead of it")
+        );
+        assert_eq!(
+            add(&mut pool, tx(&k, 3, 20 * cost(1)), &acct).unwrap_err(),
+            PoolError::InsufficientFunds,
+            "a queued transaction must be affordable on its own"
+        );
+        let mut full = Pool {
+            queued: MAX_QUEUED,
+            ..Pool::default()
+        };
+        assert_eq!(
+            add(&mut full, tx(&k, 1, 1), &acct).unwrap_err().to_string(),
+            "txpool is full"
+        );
+        assert_eq!(pool.len() + pool.queued_len(), 0, "nothing was added");
+    }
+
+    #[test]
+    fn take_leaves_the_queue_and_promote_moves_what_the_new_state_allows() {
+        let k = SecretKey::from_slice(&[1; 32]).unwrap();
+        let mut pool = Pool::default();
+        let acct = account(0, 10 * cost(1));
+        add(&mut pool, tx(&k, 0, 1), &acct).unwrap();
+        add(&mut pool, tx(&k, 2, 1), &acct).unwrap();
+        let (h3, _) = add(&mut pool, tx(&k, 3, 1), &acct).unwrap();
+        assert_eq!(nonces(&pool.take()), [0]);
+        assert_eq!((pool.len(), pool.queued_len()), (0, 2));
+        // Nonce 1 arrives after the block: the queue follows it.
+        let after = account(1, 9 * cost(1));
+        add(&mut pool, tx(&k, 1, 1), &after).unwrap();
+        assert_eq!((pool.len(), pool.queued_len()), (3, 0));
+        assert_eq!(nonces(&pool.take()), [1, 2, 3]);
+        // A block from elsewhere moved the nonce to 3: nonce 2 is stale, 3 becomes pending.
+        let mut pool = Pool::default();
+        add(&mut pool, tx(&k, 2, 1), &acct).unwrap();
+        add(&mut pool, tx(&k, 3, 1), &acct).unwrap();
+        assert!(pool.take().is_empty(), "a block was sealed elsewhere");
+        let promoted = pool.promote(|_| Some(account(3, 5 * cost(1))));
+        assert_eq!(promoted, vec![h3]);
+        assert_eq!((pool.len(), pool.queued_len()), (1, 0));
+        assert_eq!(pool.next_nonce(&k.address(), 3), 4);
     }
 }
