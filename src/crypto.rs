@@ -275,6 +275,11 @@ impl SecretKey {
         xy
     }
 
+    /// The compressed public key (33 bytes: 0x02 or 0x03, then X).
+    pub fn public_compressed(&self) -> [u8; 33] {
+        secp256k1::PublicKey::from_secret_key(&SECP, &self.secret).serialize()
+    }
+
     /// The key's own address (Keccak-256 of the uncompressed public key, last 20 bytes).
     pub fn address(&self) -> Address {
         self.address

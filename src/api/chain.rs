@@ -80,6 +80,18 @@ impl Namespace for ChainApi {
             Self::get_balance
         ),
         method!(
+            "chain_sendTransaction",
+            [p("args", K::Object)],
+            "Sign a transaction (typeInt 0, 8 or 32) with an unlocked account and submit it; its hash",
+            Self::send_transaction
+        ),
+        method!(
+            "chain_signTransaction",
+            [p("args", K::Object)],
+            "Sign a transaction (typeInt 0, 8 or 32) with an unlocked account without sending it: {raw, tx}",
+            Self::sign_transaction
+        ),
+        method!(
             "chain_sendRawTransaction",
             [p("tx", K::Bytes)],
             "Submit a signed raw transaction to the pool; its hash",
@@ -276,6 +288,39 @@ impl ChainApi {
         let chain = self.chain()?;
         let tx = crate::types::transaction::Transaction::decode(&raw.0)?;
         Ok(HexOut(chain.submit(tx)?.to_vec()))
+    }
+
+    /// The unlocked key of `from`: the account must still be in the keystore (`unknown
+    /// account`), then unlocked (`authentication needed: password or unlock`).
+    fn unlocked_key(&self, from: Address) -> super::txargs::KeySource<'_> {
+        Box::new(move || {
+            if !self.keystore.contains_within(from, KEYSTORE_RECHECK) {
+                return Err(KsError::UnknownAccount.into());
+            }
+            self.unlocked
+                .key(from)
+                .ok_or_else(|| AccountError::Locked.into())
+        })
+    }
+
+    /// `chain_sendTransaction(tx)`: signed with the unlocked key of `from` and submitted;
+    /// the hash. The nonce, when left out, is filled under the sender's nonce lock.
+    fn send_transaction(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        let chain = self.chain()?;
+        let args = super::txargs::TxArgs::general(p.required(0)?)?;
+        let key = self.unlocked_key(args.from);
+        Ok(HexOut(super::txargs::send(chain, &args, key)?.to_vec()))
+    }
+
+    /// `chain_signTransaction(tx)`: signed with the unlocked key of `from`, not submitted:
+    /// `{raw, tx}`.
+    fn sign_transaction(&self, _: &Call, p: &Params) -> Result<crate::types::json::SignedJson> {
+        let chain = self.chain()?;
+        let args = super::txargs::TxArgs::general(p.required(0)?)?;
+        let key = self.unlocked_key(args.from);
+        Ok(crate::types::json::SignedJson::new(&super::txargs::sign(
+            chain, &args, key,
+        )?))
     }
 
     /// `chain_accounts`: the addresses of the keystore, sorted by key-file URL.

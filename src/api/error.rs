@@ -78,6 +78,10 @@ pub enum AccountError {
     /// An account key that does not decode, with the decoder's text.
     #[error("{0}")]
     Key(String),
+    /// Transaction arguments the reference refuses while building the transaction, with its
+    /// text (reference 6.3).
+    #[error("{0}")]
+    Args(String),
 }
 
 /// Failures of node-control methods.

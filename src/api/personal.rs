@@ -8,12 +8,14 @@ use zeroize::Zeroizing;
 
 use super::error::{AccountError, Result};
 use super::method::{opt, p, Method, Namespace, ParamKind as K};
+use super::txargs;
 use super::HexOut;
 use crate::chain::Chain;
 use crate::crypto::{self, Address};
 use crate::keystore::{self, keydata, unlock::Unlocked, Error as KsError, Keystore};
 use crate::method;
 use crate::rpc::{Call, HexBytes, Params, Transport};
+use crate::types::json::SignedJson;
 
 /// Default unlock duration, seconds.
 pub const DEFAULT_UNLOCK_SECS: u64 = 300;
@@ -109,6 +111,18 @@ impl Namespace for PersonalApi {
             Self::replace_raw_key
         ),
         method!(
+            "personal_sendTransaction",
+            [p("args", K::Object), p("passphrase", K::Passphrase)],
+            "Sign a legacy transaction with a key file and submit it; its hash",
+            Self::send_transaction
+        ),
+        method!(
+            "personal_signTransaction",
+            [p("args", K::Object), p("passphrase", K::Passphrase)],
+            "Sign a transaction (typeInt 0, 8 or 32) with a key file without sending it: {raw, tx}",
+            Self::sign_transaction
+        ),
+        method!(
             "personal_sendValueTransfer",
             [p("args", K::Object), p("passphrase", K::Passphrase)],
             "Sign a value transfer with a key file and submit it; its hash",
@@ -133,46 +147,6 @@ impl Namespace for PersonalApi {
             Self::unlock_account
         ),
     ];
-}
-
-/// The arguments of the send methods (quantities and bytes as 0x-hex strings).
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SendArgs {
-    from: String,
-    to: Option<String>,
-    value: Option<String>,
-    key: Option<String>,
-    gas: Option<String>,
-    gas_price: Option<String>,
-    nonce: Option<String>,
-}
-
-/// A 0x-hex quantity of at most 256 bits, or the error naming `field`.
-fn quantity_arg(field: &str, v: &str) -> Result<[u8; 32]> {
-    let bad = || {
-        super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-            "invalid argument 0: {field}: a 0x hex quantity, not {v:?}"
-        )))
-    };
-    let hex = v.strip_prefix("0x").ok_or_else(bad)?;
-    if hex.is_empty() || hex.len() > 64 || (hex.len() > 1 && hex.starts_with('0')) {
-        return Err(bad());
-    }
-    let bytes = hex::decode(format!("{hex:0>64}")).map_err(|_| bad())?;
-    Ok(bytes.try_into().expect("32 bytes"))
-}
-
-fn u64_arg(field: &str, v: &str) -> Result<u64> {
-    let q = quantity_arg(field, v)?;
-    if q[..24].iter().any(|&b| b != 0) {
-        return Err(super::error::Error::Rpc(
-            crate::rpc::RpcError::invalid_params(format!(
-                "invalid argument 0: {field}: more than 64 bits"
-            )),
-        ));
-    }
-    Ok(u64::from_be_bytes(q[24..].try_into().expect("8 bytes")))
 }
 
 /// A parsed derivation path error, with the reference's messages.
@@ -388,116 +362,62 @@ impl PersonalApi {
         self
     }
 
-    /// The send methods' common part: parses the arguments, builds the transaction with
-    /// `build(args, from, nonce, gas_price)` (gas left out: the transaction's intrinsic gas),
-    /// decrypts the key of `from` (never unlocking the account), fills the nonce (pool
-    /// included) under the sender's nonce lock when it is left out, signs and submits.
-    fn send(
-        &self,
-        p: &Params,
-        build: impl FnOnce(
-            &SendArgs,
-            Address,
-            u64,
-            [u8; 32],
-        ) -> Result<crate::types::transaction::Transaction>,
-    ) -> Result<HexOut> {
-        use crate::types::transaction::Transaction;
-        let chain = self.chain.as_deref().ok_or(super::error::Error::NoChain)?;
-        let args: serde_json::Value = p.required(0)?;
-        let args: SendArgs = serde_json::from_value(args).map_err(|e| {
-            super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-                "invalid argument 0: {e}"
-            )))
-        })?;
-        let pass = Zeroizing::new(p.required::<String>(1)?);
-        let from = Address::parse_lenient(&args.from).ok_or_else(|| {
-            super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(
-                "invalid argument 0: from: not an address",
-            ))
-        })?;
-        let gas = args.gas.as_deref().map(|g| u64_arg("gas", g)).transpose()?;
-        let gas_price = match args.gas_price.as_deref() {
-            Some(g) => quantity_arg("gasPrice", g)?,
-            None => {
-                let mut b = [0u8; 32];
-                b[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
-                b
-            }
-        };
-        let nonce = args
-            .nonce
-            .as_deref()
-            .map(|n| u64_arg("nonce", n))
-            .transpose()?;
-        // The account is looked up first, then the arguments are built (a malformed key
-        // fails here, as in the reference, reference 7.2), all before the passphrase is tried.
-        let path = self.keystore.find(from).map_err(|e| match e {
-            KsError::NoKey => KsError::UnknownAccount,
-            other => other,
-        })?;
-        let mut tx = build(&args, from, nonce.unwrap_or(0), gas_price)?;
-        // The sender's nonce lock, only when the nonce is to be filled in.
-        let lock = nonce.is_none().then(|| chain.nonce_lock(&from));
-        let _held = lock
-            .as_ref()
-            .map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
-        let key = keystore::load_key_file(&path, from, &pass)?;
-        let nonce = match nonce {
-            Some(n) => n,
-            None => chain.pending_nonce(&from)?,
-        };
-        let intrinsic = tx.intrinsic_gas();
-        match &mut tx {
-            Transaction::Legacy(t) => {
-                t.nonce = nonce;
-                t.gas = gas.unwrap_or(intrinsic);
-            }
-            Transaction::ValueTransfer(t) => {
-                t.nonce = nonce;
-                t.gas = gas.unwrap_or(intrinsic);
-            }
-            Transaction::AccountUpdate(t) => {
-                t.nonce = nonce;
-                t.gas = gas.unwrap_or(intrinsic);
-            }
+    fn chain(&self) -> Result<&Chain> {
+        self.chain.as_deref().ok_or(super::error::Error::NoChain)
+    }
+
+    /// The key of `from` decrypted from its key file with `pass` (never unlocking the
+    /// account): `unknown account` when the keystore lacks it.
+    fn key_file_key<'a>(&'a self, from: Address, pass: &'a str) -> txargs::KeySource<'a> {
+        Box::new(move || {
+            let path = self.keystore.find(from).map_err(|e| match e {
+                KsError::NoKey => KsError::UnknownAccount,
+                other => other,
+            })?;
+            Ok(keystore::load_key_file(&path, from, pass)?)
+        })
+    }
+
+    /// `unknown account` unless the keystore has `from`.
+    fn known(&self, from: Address) -> Result<()> {
+        match self.keystore.find(from) {
+            Ok(_) => Ok(()),
+            Err(KsError::NoKey) => Err(KsError::UnknownAccount.into()),
+            Err(e) => Err(e.into()),
         }
-        tx.sign(&key, chain.chain_id());
-        drop(key);
-        Ok(HexOut(chain.submit(tx)?.to_vec()))
+    }
+
+    /// `personal_sendTransaction(tx, passphrase)`: a legacy transaction (the spec) signed
+    /// with the key file and submitted; its hash.
+    fn send_transaction(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        let chain = self.chain()?;
+        let args = txargs::TxArgs::general(p.required(0)?)?;
+        let pass = Zeroizing::new(p.required::<String>(1)?);
+        if args.type_int != txargs::TYPE_LEGACY {
+            return Err(super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
+                "invalid argument 0: personal_sendTransaction sends legacy transactions (typeInt 0); typeInt {} is sent with personal_sendValueTransfer (8) or personal_sendAccountUpdate (32)",
+                args.type_int
+            ))));
+        }
+        let key = self.key_file_key(args.from, &pass);
+        Ok(HexOut(txargs::send(chain, &args, key)?.to_vec()))
+    }
+
+    /// `personal_signTransaction(tx, passphrase)`: the transaction (typeInt 0, 8 or 32)
+    /// signed with the key file, not submitted: `{raw, tx}`.
+    fn sign_transaction(&self, _: &Call, p: &Params) -> Result<SignedJson> {
+        let chain = self.chain()?;
+        let args = txargs::TxArgs::general(p.required(0)?)?;
+        let pass = Zeroizing::new(p.required::<String>(1)?);
+        let key = self.key_file_key(args.from, &pass);
+        Ok(SignedJson::new(&txargs::sign(chain, &args, key)?))
     }
 
     /// `personal_sendValueTransfer({from, to, value, gas?, gasPrice?, nonce?}, passphrase)`:
-    /// a value transfer, signed with the key file and submitted; the hash.
+    /// a value transfer, signed with the key file and submitted; the hash. The account is
+    /// looked up first.
     fn send_value_transfer(&self, _: &Call, p: &Params) -> Result<HexOut> {
-        use crate::types::transaction::{Transaction, ValueTransfer};
-        self.send(p, |args, from, nonce, gas_price| {
-            let to = args
-                .to
-                .as_deref()
-                .map(|t| {
-                    Address::parse_lenient(t).ok_or_else(|| {
-                        super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(
-                            "invalid argument 0: to: not an address",
-                        ))
-                    })
-                })
-                .transpose()?
-                .ok_or(AccountError::TxFields)?;
-            let value = quantity_arg(
-                "value",
-                args.value.as_deref().ok_or(AccountError::TxFields)?,
-            )?;
-            Ok(Transaction::ValueTransfer(ValueTransfer {
-                nonce,
-                gas_price,
-                gas: 0,
-                to,
-                value,
-                from,
-                signatures: Vec::new(),
-            }))
-        })
+        self.send_typed(p, txargs::TYPE_VALUE_TRANSFER)
     }
 
     /// `personal_sendAccountUpdate({from, key, gas?, gasPrice?, nonce?}, passphrase)`: an
@@ -505,25 +425,17 @@ impl PersonalApi {
     /// submitted; the hash. A malformed key fails with its decoding error before the
     /// passphrase is tried.
     fn send_account_update(&self, _: &Call, p: &Params) -> Result<HexOut> {
-        use crate::types::account_key::AccountKey;
-        use crate::types::transaction::{AccountUpdate, Transaction};
-        self.send(p, |args, from, nonce, gas_price| {
-            let hex = args.key.as_deref().ok_or(AccountError::TxFields)?;
-            let bytes = crypto::decode_hex0x(hex).map_err(|e| {
-                super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-                    "invalid argument 0: key: {e}"
-                )))
-            })?;
-            let key = AccountKey::decode(&bytes).map_err(|e| AccountError::Key(e.to_string()))?;
-            Ok(Transaction::AccountUpdate(AccountUpdate {
-                nonce,
-                gas_price,
-                gas: 0,
-                from,
-                key,
-                signatures: Vec::new(),
-            }))
-        })
+        self.send_typed(p, txargs::TYPE_ACCOUNT_UPDATE)
+    }
+
+    fn send_typed(&self, p: &Params, type_int: u64) -> Result<HexOut> {
+        let chain = self.chain()?;
+        let args = txargs::TxArgs::typed(p.required(0)?, type_int)?;
+        let pass = Zeroizing::new(p.required::<String>(1)?);
+        // The account is looked up first (reference 3.4), then the arguments are built.
+        self.known(args.from)?;
+        let key = self.key_file_key(args.from, &pass);
+        Ok(HexOut(txargs::send(chain, &args, key)?.to_vec()))
     }
 
     /// `personal_sign(message, account, password)`: 65-byte signature, v = 27/28.

@@ -398,3 +398,96 @@ mod tests {
         assert!(text.ends_with(r#"{"keyType":3,"key":{}}]}"#), "{text}");
     }
 }
+
+/// A signed transaction as `personal_signTransaction` answers it in `tx` (reference 3.4): a
+/// legacy one without type members, the chain's own types with `typeInt` and `type` first.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedTxJson {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub type_int: Option<u8>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_name: Option<&'static str>,
+    pub nonce: String,
+    pub gas_price: String,
+    pub gas: String,
+    /// `null` is kept for a legacy contract creation; absent for an account update.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    pub signatures: Vec<SignatureJson>,
+    pub hash: String,
+}
+
+impl SignedTxJson {
+    pub fn new(tx: &Transaction) -> SignedTxJson {
+        let hash = hex0x(&tx.hash());
+        match tx {
+            Transaction::Legacy(t) => SignedTxJson {
+                type_int: None,
+                type_name: None,
+                nonce: q(t.nonce),
+                gas_price: quantity(&t.gas_price),
+                gas: q(t.gas),
+                to: Some(t.to.map(|a| hex0x(&a.0))),
+                value: Some(quantity(&t.value)),
+                input: Some(hex0x(&t.input)),
+                from: None,
+                key: None,
+                signatures: t.signature.iter().map(SignatureJson::from).collect(),
+                hash,
+            },
+            Transaction::ValueTransfer(t) => SignedTxJson {
+                type_int: Some(8),
+                type_name: Some("TxTypeValueTransfer"),
+                nonce: q(t.nonce),
+                gas_price: quantity(&t.gas_price),
+                gas: q(t.gas),
+                to: Some(Some(hex0x(&t.to.0))),
+                value: Some(quantity(&t.value)),
+                input: None,
+                from: Some(hex0x(&t.from.0)),
+                key: None,
+                signatures: t.signatures.iter().map(SignatureJson::from).collect(),
+                hash,
+            },
+            Transaction::AccountUpdate(t) => SignedTxJson {
+                type_int: Some(32),
+                type_name: Some("TxTypeAccountUpdate"),
+                nonce: q(t.nonce),
+                gas_price: quantity(&t.gas_price),
+                gas: q(t.gas),
+                to: None,
+                value: None,
+                input: None,
+                from: Some(hex0x(&t.from.0)),
+                key: Some(hex0x(&t.key.encode())),
+                signatures: t.signatures.iter().map(SignatureJson::from).collect(),
+                hash,
+            },
+        }
+    }
+}
+
+/// `personal_signTransaction`'s result: the raw encoding and the transaction.
+#[derive(Debug, Serialize)]
+pub struct SignedJson {
+    pub raw: String,
+    pub tx: SignedTxJson,
+}
+
+impl SignedJson {
+    pub fn new(tx: &Transaction) -> SignedJson {
+        SignedJson {
+            raw: hex0x(&tx.encode()),
+            tx: SignedTxJson::new(tx),
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! The transaction arguments of the send and sign methods (reference
+//! `personal-and-keystore.md` 6): parsing the JSON object, the defaults (gas 90,000 or what
+//! the transaction needs if more, the unit price, the pool's next nonce), the member checks of
+//! 6.3 with the reference's texts, and the one path every send method takes: fill under the
+//! sender's nonce lock when the nonce is left out, sign, submit.
+
+use serde_json::{Map, Value};
+
+use super::error::{AccountError, Error, Result};
+use crate::chain::Chain;
+use crate::crypto::{Address, SecretKey};
+use crate::rpc::RpcError;
+use crate::types::account_key::{AccountKey, Role};
+use crate::types::transaction::{AccountUpdate, Legacy, Transaction, ValueTransfer, U256};
+
+/// The reference's default gas limit (no estimation).
+pub const DEFAULT_GAS: u64 = 90_000;
+
+/// Transaction types the send and sign methods build.
+pub const TYPE_LEGACY: u64 = 0;
+pub const TYPE_VALUE_TRANSFER: u64 = 8;
+pub const TYPE_ACCOUNT_UPDATE: u64 = 32;
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::Rpc(RpcError::invalid_params(msg.into()))
+}
+
+/// A 0x-hex quantity of at most 256 bits (no leading zeros), or the error naming `field`.
+pub fn quantity(field: &str, v: &Value) -> Result<U256> {
+    let bad = || {
+        invalid(format!(
+            "invalid argument 0: {field}: a 0x hex quantity, not {v}"
+        ))
+    };
+    let s = v.as_str().ok_or_else(bad)?;
+    let hex = s.strip_prefix("0x").ok_or_else(bad)?;
+    if hex.is_empty() || hex.len() > 64 || (hex.len() > 1 && hex.starts_with('0')) {
+        return Err(bad());
+    }
+    let bytes = hex::decode(format!("{hex:0>64}")).map_err(|_| bad())?;
+    Ok(bytes.try_into().expect("32 bytes"))
+}
+
+/// A 0x-hex quantity of at most 64 bits.
+pub fn quantity_u64(field: &str, v: &Value) -> Result<u64> {
+    let q = quantity(field, v)?;
+    if q[..24].iter().any(|&b| b != 0) {
+        return Err(invalid(format!(
+            "invalid argument 0: {field}: more than 64 bits"
+        )));
+    }
+    Ok(u64::from_be_bytes(q[24..].try_into().expect("8 bytes")))
+}
+
+fn address(field: &str, v: &Value) -> Result<Address> {
+    v.as_str()
+        .and_then(Address::parse_lenient)
+        .ok_or_else(|| invalid(format!("invalid argument 0: {field}: not an address")))
+}
+
+fn bytes(field: &str, v: &Value) -> Result<Vec<u8>> {
+    v.as_str()
+        .and_then(|s| s.strip_prefix("0x"))
+        .and_then(|h| hex::decode(h).ok())
+        .ok_or_else(|| {
+            invalid(format!(
+                "invalid argument 0: {field}: 0x-prefixed hex bytes, not {v}"
+            ))
+        })
+}
+
+/// The members of the general transaction object, in the reference's declaration order,
+/// with the declaration text its member checks quote.
+const MEMBERS: &[(&str, &str)] = &[
+    ("to", r#"json:"to""#),
+    ("gas", r#"json:"gas""#),
+    ("gasPrice", r#"json:"gasPrice""#),
+    ("maxPriorityFeePerGas", r#"json:"maxPriorityFeePerGas""#),
+    ("maxFeePerGas", r#"json:"maxFeePerGas""#),
+    ("value", r#"json:"value""#),
+    ("nonce", r#"json:"nonce""#),
+    ("data", r#"json:"data""#),
+    ("input", r#"json:"input""#),
+    ("codeFormat", r#"json:"codeFormat""#),
+    ("humanReadable", r#"json:"humanReadable""#),
+    ("key", r#"json:"key""#),
+    ("accessList", r#"json:"accessList,omitempty""#),
+    ("chainId", r#"json:"chainId,omitempty""#),
+    ("feePayer", r#"json:"feePayer""#),
+    ("feeRatio", r#"json:"feeRatio""#),
+];
+
+/// The members each of the chain's own types has (besides `from`, `signatures`, `typeInt`).
+fn fields_of(type_int: u64) -> &'static [&'static str] {
+    match type_int {
+        TYPE_VALUE_TRANSFER => &["to", "gas", "gasPrice", "value", "nonce"],
+        TYPE_ACCOUNT_UPDATE => &["gas", "gasPrice", "nonce", "key"],
+        _ => &[],
+    }
+}
+
+fn type_name(type_int: u64) -> &'static str {
+    match type_int {
+        TYPE_VALUE_TRANSFER => "TxTypeValueTransfer",
+        TYPE_ACCOUNT_UPDATE => "TxTypeAccountUpdate",
+        _ => "TxTypeLegacyTransaction",
+    }
+}
+
+/// A transaction object as given: each member present (JSON `null` counts as absent).
+#[derive(Debug, Clone)]
+pub struct TxArgs {
+    pub type_int: u64,
+    pub from: Address,
+    members: Map<String, Value>,
+    /// Whether the reference's member checks apply (the general object); the typed methods
+    /// say `tx fields should be filled with valid values` for a missing member instead.
+    member_checks: bool,
+}
+
+impl TxArgs {
+    /// Parses the general object of `personal_sendTransaction` and the sign methods.
+    /// Unknown members are ignored, as the reference ignores them.
+    pub fn general(v: Value) -> Result<TxArgs> {
+        let Value::Object(mut members) = v else {
+            return Err(invalid(
+                "invalid argument 0: the transaction must be a JSON object",
+            ));
+        };
+        members.retain(|_, v| !v.is_null());
+        let type_int = match members.remove("typeInt") {
+            None => TYPE_LEGACY,
+            Some(t) => t.as_u64().ok_or_else(|| {
+                invalid(format!("invalid argument 0: typeInt: a number, not {t}"))
+            })?,
+        };
+        let from = address(
+            "from",
+            members
+                .get("from")
+                .ok_or_else(|| invalid("invalid argument 0: from: missing"))?,
+        )?;
+        members.remove("from");
+        members.remove("signatures");
+        let args = TxArgs {
+            type_int,
+            from,
+            members,
+            member_checks: true,
+        };
+        // Every given value must be of its kind, whatever the type then does with it.
+        for (name, _) in MEMBERS {
+            if let Some(v) = args.members.get(*name) {
+                match *name {
+                    "to" | "feePayer" => {
+                        address(name, v)?;
+                    }
+                    "gas" | "nonce" => {
+                        quantity_u64(name, v)?;
+                    }
+                    "gasPrice" | "maxPriorityFeePerGas" | "maxFeePerGas" | "value" | "chainId" => {
+                        quantity(name, v)?;
+                    }
+                    "data" | "input" | "key" => {
+                        bytes(name, v)?;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(args)
+    }
+
+    /// The object of `personal_sendValueTransfer` / `personal_sendAccountUpdate` (members
+    /// `from`, `to`/`key`, `value`, `gas`, `gasPrice`, `nonce`; others are ignored), as the
+    /// general object of `type_int`.
+    pub fn typed(v: Value, type_int: u64) -> Result<TxArgs> {
+        let Value::Object(members) = v else {
+            return Err(invalid(
+                "invalid argument 0: the transaction must be a JSON object",
+            ));
+        };
+        let keep: &[&str] = if type_int == TYPE_VALUE_TRANSFER {
+            &["from", "to", "value", "gas", "gasPrice", "nonce"]
+        } else {
+            &["from", "key", "gas", "gasPrice", "nonce"]
+        };
+        let mut obj: Map<String, Value> = members
+            .into_iter()
+            .filter(|(k, _)| keep.contains(&k.as_str()))
+            .collect();
+        obj.insert("typeInt".into(), type_int.into());
+        let mut args = TxArgs::general(Value::Object(obj))?;
+        args.member_checks = false;
+        Ok(args)
+    }
+
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.members.get(name)
+    }
+
+    /// The nonce given, if any.
+    pub fn nonce(&self) -> Result<Option<u64>> {
+        self.get("nonce")
+            .map(|v| quantity_u64("nonce", v))
+            .transpose()
+    }
+
+    /// The unsigned transaction with `nonce` and the defaults filled in, after the member
+    /// checks of the reference; `key` is the sender's current account key (what its
+    /// signature's validation costs).
+    pub fn build(&self, chain: &Chain, nonce: u64, key: &AccountKey) -> Result<Transaction> {
+        let gas_price = match self.get("gasPrice") {
+            Some(v) => quantity("gasPrice", v)?,
+            None => {
+                let mut b = [0u8; 32];
+                b[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
+                b
+            }
+        };
+        let gas = self
+            .get("gas")
+            .map(|v| quantity_u64("gas", v))
+            .transpose()?;
+        let value = self
+            .get("value")
+            .map(|v| quantity("value", v))
+            .transpose()?;
+        let mut tx = match self.type_int {
+            TYPE_LEGACY => {
+                let data = self.get("data").map(|v| bytes("data", v)).transpose()?;
+                let input = self.get("input").map(|v| bytes("input", v)).transpose()?;
+                if let (Some(d), Some(i)) = (&data, &input) {
+                    if d != i {
+                        return Err(AccountError::Args(
+                            r#"Both "data" and "input" are set and not equal. Please use "input" to pass transaction call data."#.into(),
+                        )
+                        .into());
+                    }
+                }
+                let input = data.or(input).unwrap_or_default();
+                let to = self.get("to").map(|v| address("to", v)).transpose()?;
+                if to.is_none() && input.is_empty() {
+                    return Err(AccountError::Args("contract creation without any data provided".into()).into());
+                }
+                if to.is_none() || !input.is_empty() {
+                    return Err(AccountError::Args(
+                        crate::chain::pool::PoolError::NoContracts.to_string(),
+                    )
+                    .into());
+                }
+                Transaction::Legacy(Legacy {
+                    nonce,
+                    gas_price,
+                    gas: 0,
+                    to,
+                    value: value.unwrap_or([0; 32]),
+                    input,
+                    signature: None,
+                })
+            }
+            TYPE_VALUE_TRANSFER | TYPE_ACCOUNT_UPDATE => {
+                if self.member_checks {
+                    self.check_members()?;
+                }
+                if self.type_int == TYPE_VALUE_TRANSFER {
+                    Transaction::ValueTransfer(ValueTransfer {
+                        nonce,
+                        gas_price,
+                        gas: 0,
+                        to: address("to", self.get("to").ok_or(AccountError::TxFields)?)?,
+                        value: value.ok_or(AccountError::TxFields)?,
+                        from: self.from,
+                        signatures: Vec::new(),
+                    })
+                } else {
+                    let raw = bytes("key", self.get("key").ok_or(AccountError::TxFields)?)?;
+                    let key = AccountKey::decode(&raw)
+                        .map_err(|e| AccountError::Key(e.to_string()))?;
+                    Transaction::AccountUpdate(AccountUpdate {
+                        nonce,
+                        gas_price,
+                        gas: 0,
+                        from: self.from,
+                        key,
+                        signatures: Vec::new(),
+                    })
+                }
+            }
+            other => {
+                return Err(invalid(format!(
+                    "invalid argument 0: typeInt {other}: this node builds transactions of type 0 (legacy), 8 (value transfer) and 32 (account update)"
+                )))
+            }
+        };
+        let role = match tx {
+            Transaction::AccountUpdate(_) => Role::AccountUpdate,
+            _ => Role::Transaction,
+        };
+        let needed = tx.intrinsic_gas() + key.validation_gas(role, 1);
+        let gas = gas.unwrap_or(DEFAULT_GAS.max(needed));
+        match &mut tx {
+            Transaction::Legacy(t) => t.gas = gas,
+            Transaction::ValueTransfer(t) => t.gas = gas,
+            Transaction::AccountUpdate(t) => t.gas = gas,
+        }
+        Ok(tx)
+    }
+
+    /// The reference's member checks for its own types: every member the type has must be
+    /// given, and none it lacks (the defaults count as given).
+    fn check_members(&self) -> Result<()> {
+        let fields = fields_of(self.type_int);
+        let defaulted = ["gas", "gasPrice", "nonce"];
+        for (name, decl) in MEMBERS {
+            let given = self.members.contains_key(*name) || defaulted.contains(name);
+            let has = fields.contains(name);
+            if !given && has {
+                return Err(AccountError::Args(format!(
+                    "{decl} is required for {}",
+                    type_name(self.type_int)
+                ))
+                .into());
+            }
+            if given && !has {
+                return Err(AccountError::Args(format!(
+                    "{decl} is not a field of {}",
+                    type_name(self.type_int)
+                ))
+                .into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How the sender's key is had: decrypted from its key file, or the unlocked one.
+pub type KeySource<'a> = Box<dyn FnOnce() -> Result<SecretKey> + 'a>;
+
+/// The send path: the sender's nonce lock when the nonce is left out (reference 6.4), the
+/// nonce and defaults filled, the key had (after every argument check), the transaction
+/// signed for the node's chain and submitted; its hash.
+pub fn send(chain: &Chain, args: &TxArgs, key: KeySource<'_>) -> Result<[u8; 32]> {
+    let given = args.nonce()?;
+    let lock = given.is_none().then(|| chain.nonce_lock(&args.from));
+    let _held = lock
+        .as_ref()
+        .map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
+    let nonce = match given {
+        Some(n) => n,
+        None => chain.pending_nonce(&args.from)?,
+    };
+    let account_key = chain
+        .account(&args.from, None)?
+        .map_or(AccountKey::Legacy, |a| a.key);
+    let mut tx = args.build(chain, nonce, &account_key)?;
+    let key = key()?;
+    tx.sign(&key, chain.chain_id());
+    drop(key);
+    Ok(chain.submit(tx)?)
+}
+
+/// The sign path: as [`send`] without the lock and without submitting; the signed
+/// transaction.
+pub fn sign(chain: &Chain, args: &TxArgs, key: KeySource<'_>) -> Result<Transaction> {
+    let nonce = match args.nonce()? {
+        Some(n) => n,
+        None => chain.pending_nonce(&args.from)?,
+    };
+    let account_key = chain
+        .account(&args.from, None)?
+        .map_or(AccountKey::Legacy, |a| a.key);
+    let mut tx = args.build(chain, nonce, &account_key)?;
+    let key = key()?;
+    tx.sign(&key, chain.chain_id());
+    Ok(tx)
+}
