@@ -662,3 +662,227 @@ fn the_trie_node_cache_is_saved_and_loaded() {
     wait_for_log(&p, "Saved the trie node cache");
     assert!(p.datadir.path().join("fastcache/nodes.bin").exists());
 }
+
+fn ws_call(url: &str, method: &str, params: Value) -> Value {
+    let (mut ws, _) = tungstenite::connect(url).unwrap();
+    let req = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    ws.send(tungstenite::Message::text(req)).unwrap();
+    loop {
+        if let tungstenite::Message::Text(t) = ws.read().unwrap() {
+            return serde_json::from_str(t.as_str()).unwrap();
+        }
+    }
+}
+
+/// `--rpc.unsafe-debug.disable`: the unsafe debug methods do not exist over HTTP and
+/// WebSocket, IPC still serves them; the safe subset stays everywhere. Without the flag
+/// they are served wherever `debug` is.
+#[test]
+fn the_unsafe_debug_methods_are_ipc_only_under_the_flag() {
+    let args = |flag: bool| {
+        let mut a = vec![
+            "--dev",
+            "--rpc",
+            "--rpcaddr",
+            "127.0.0.1",
+            "--rpcport",
+            "0",
+            "--rpcapi",
+            "debug,chain",
+            "--ws",
+            "--wsaddr",
+            "127.0.0.1",
+            "--wsport",
+            "0",
+            "--wsapi",
+            "debug",
+        ];
+        if flag {
+            a.push("--rpc.unsafe-debug.disable");
+        }
+        a
+    };
+    let n = Node::start(&args(true));
+    let (http, ws) = (n.http.clone().unwrap(), n.ws.clone().unwrap());
+    let mut ipc = common::Ipc::connect(n.ipc.as_ref().unwrap());
+    for m in [
+        "debug_memStats",
+        "debug_gcStats",
+        "debug_setHead",
+        "debug_verbosity",
+    ] {
+        let params = match m {
+            "debug_setHead" => json!(["0x0"]),
+            "debug_verbosity" => json!([3]),
+            _ => json!([]),
+        };
+        let gone = (
+            -32601,
+            format!("the method {m} does not exist/is not available"),
+        );
+        assert_eq!(err(http_call(&http, m, params.clone())), gone, "HTTP {m}");
+        assert_eq!(err(ws_call(&ws, m, params.clone())), gone, "WS {m}");
+        ok(ipc.call(m, params));
+    }
+    for m in ["debug_metrics", "debug_getBadBlocks"] {
+        ok(http_call(&http, m, json!([])));
+        ok(ws_call(&ws, m, json!([])));
+        ok(ipc.call(m, json!([])));
+    }
+    ok(http_call(&http, "debug_dumpBlock", json!(["latest"])));
+    ok(ws_call(&ws, "debug_getBlockRlp", json!([0])));
+
+    let open = Node::start(&args(false));
+    ok(http_call(
+        open.http.as_ref().unwrap(),
+        "debug_memStats",
+        json!([]),
+    ));
+    ok(ws_call(
+        open.ws.as_ref().unwrap(),
+        "debug_gcStats",
+        json!([]),
+    ));
+}
+
+/// What the debug methods answer about a real chain.
+#[test]
+fn the_debug_methods_describe_the_chain() {
+    let n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "admin,chain,debug",
+    ]);
+    let url = n.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&url, m, p);
+    let dev = std::fs::read_to_string(n.datadir.path().join("dev-account"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let head = make_blocks(&n, 3);
+    assert_eq!(head, 3);
+    let to = "0x3535353535353535353535353535353535353535";
+
+    let dump = ok(call("debug_dumpBlock", json!([1])));
+    let block1 = ok(call("chain_getBlockByNumber", json!(["0x1", false])));
+    assert_eq!(dump["root"], block1["stateRoot"]);
+    assert_eq!(
+        dump["accounts"][to]["balance"],
+        json!("1"),
+        "decimal, as of block 1"
+    );
+    assert_eq!(dump["accounts"][to]["nonce"], json!(0));
+    assert_eq!(dump["accounts"][&dev]["nonce"], json!(1));
+    assert_eq!(
+        dump["accounts"][&dev]["accountKey"],
+        json!({"keyType": 1, "key": {}})
+    );
+    assert_eq!(dump["accounts"].as_object().unwrap().len(), 2);
+
+    let trie = ok(call("debug_dumpStateTrie", json!(["0x1"])));
+    assert_eq!(trie["root"], block1["stateRoot"]);
+    assert!(trie["nodes"]
+        .as_array()
+        .unwrap()
+        .contains(&block1["stateRoot"]));
+
+    let mut both = vec![dev.clone(), to.to_string()];
+    both.sort();
+    assert_eq!(
+        ok(call("debug_getModifiedAccountsByNumber", json!([0, 3]))),
+        json!(both)
+    );
+    assert_eq!(
+        ok(call("debug_getModifiedAccountsByNumber", json!([1]))),
+        json!(both)
+    );
+    let h0 = ok(call("chain_getBlockByNumber", json!(["0x0", false])))["hash"].clone();
+    assert_eq!(
+        ok(call(
+            "debug_getModifiedAccountsByHash",
+            json!([h0, block1["hash"]])
+        )),
+        json!(both)
+    );
+    assert_eq!(
+        err(call("debug_getModifiedAccountsByNumber", json!([2, 1]))),
+        (
+            -32000,
+            "start block (2) must be less than end block (1)".to_string()
+        )
+    );
+    assert_eq!(
+        ok(call(
+            "debug_getModifiedStorageNodesByNumber",
+            json!([to, 1])
+        )),
+        json!(0)
+    );
+
+    let metrics = ok(call("debug_metrics", json!([true])));
+    assert_eq!(metrics["chain"]["head"], json!(3));
+    assert_eq!(metrics["txpool"], json!({"pending": 0, "queued": 0}));
+    assert_eq!(metrics["trie"]["cache"]["enabled"], json!(true));
+    assert!(metrics["trie"]["file"]["nodes"].as_u64().unwrap() > 0);
+    assert!(metrics["process"]["rss"].as_u64().unwrap() > 0);
+
+    // A refused import is kept as a bad block.
+    assert_eq!(ok(call("debug_getBadBlocks", json!([]))), json!([]));
+    let mut file_bytes = Vec::new();
+    for b in 1..=3 {
+        let rlp = ok(call("debug_getBlockRlp", json!([b])));
+        let mut bytes = hex::decode(rlp.as_str().unwrap()).unwrap();
+        if b == 3 {
+            bytes[40] ^= 1;
+        }
+        file_bytes.extend(bytes);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.rlp");
+    std::fs::write(&file, &file_bytes).unwrap();
+    let other = twin(&n);
+    let other_url = other.http.clone().unwrap();
+    err(http_call(&other_url, "admin_importChain", json!([file])));
+    let bad = ok(http_call(&other_url, "debug_getBadBlocks", json!([])));
+    assert_eq!(bad.as_array().unwrap().len(), 1, "{bad}");
+    assert_eq!(bad[0]["number"], json!("0x3"));
+    assert!(
+        bad[0]["reason"].as_str().unwrap().starts_with("block 3: "),
+        "{bad}"
+    );
+    let first_two: usize = (1..=2)
+        .map(|b| {
+            ok(call("debug_getBlockRlp", json!([b])))
+                .as_str()
+                .unwrap()
+                .len()
+                / 2
+        })
+        .sum();
+    assert_eq!(
+        bad[0]["rlp"],
+        json!(format!("0x{}", hex::encode(&file_bytes[first_two..])))
+    );
+
+    // setHead: back to block 1; the later transfers are gone from the chain, and it goes on.
+    let tx3 =
+        ok(call("chain_getBlockByNumber", json!(["0x3", true])))["transactions"][0]["hash"].clone();
+    assert_eq!(ok(call("debug_setHead", json!(["0x1"]))), Value::Null);
+    assert_eq!(ok(call("chain_blockNumber", json!([]))), json!("0x1"));
+    assert_eq!(
+        ok(call("chain_getTransactionReceipt", json!([tx3]))),
+        Value::Null
+    );
+    assert_eq!(ok(call("chain_getBalance", json!([to]))), json!("0x1"));
+    assert_eq!(
+        ok(call("chain_getTransactionCount", json!([dev]))),
+        json!("0x1")
+    );
+    make_more(&n, 1);
+    assert_eq!(ok(call("chain_blockNumber", json!([]))), json!("0x2"));
+}

@@ -1,13 +1,36 @@
-//! `debug`: the first of the chain's debugging methods (the rest come with the chain
-//! administration issue).
+//! `debug`: the chain's debugging methods. The safe subset (what `--rpc.unsafe-debug.disable`
+//! keeps on HTTP and WebSocket, reference admin-and-rpc 5): `debug_metrics`,
+//! `debug_getBlockRlp`, `debug_dumpBlock`, `debug_dumpStateTrie`, `debug_getBadBlocks`,
+//! `debug_getModifiedAccountsByNumber`, `debug_getModifiedAccountsByHash`,
+//! `debug_getModifiedStorageNodesByNumber`. The rest ([`UNSAFE`]: `debug_setHead`,
+//! `debug_verbosity`, `debug_memStats`, `debug_gcStats`) is then served over IPC only.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use serde::Serialize;
+use serde_json::{json, Value};
+
 use super::error::{Error, Result};
-use super::method::{p, Method, Namespace, ParamKind as K};
+use super::method::{opt, p, Method, Namespace, ParamKind as K};
 use crate::chain::Chain;
 use crate::method;
 use crate::rpc::{Call, Params};
+use crate::types::json::AccountKeyJson;
+
+/// The methods `--rpc.unsafe-debug.disable` keeps off HTTP and WebSocket.
+pub const UNSAFE: &[&str] = &[
+    "debug_setHead",
+    "debug_verbosity",
+    "debug_memStats",
+    "debug_gcStats",
+];
+
+/// The storage root and code hash of an account without storage or code (this chain runs no
+/// contracts).
+const EMPTY_STORAGE_ROOT: &str =
+    "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";
+const EMPTY_CODE_HASH: &str = "0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470";
 
 /// The `debug` namespace.
 pub struct DebugApi {
@@ -16,12 +39,97 @@ pub struct DebugApi {
 
 impl Namespace for DebugApi {
     const MODULE: &'static str = "debug";
-    const METHODS: &'static [Method<Self>] = &[method!(
-        "debug_getBlockRlp",
-        [p("block", K::Any)],
-        "The RLP of a block (by number or hash), as hex without 0x",
-        Self::get_block_rlp
-    )];
+    const METHODS: &'static [Method<Self>] = &[
+        method!(
+            "debug_getBlockRlp",
+            [p("block", K::Any)],
+            "The RLP of a block (by number or hash), as hex without 0x",
+            Self::get_block_rlp
+        ),
+        method!(
+            "debug_dumpBlock",
+            [p("block", K::Any)],
+            "Every account of a block's state (by number or hash): balance, nonce, account key",
+            Self::dump_block
+        ),
+        method!(
+            "debug_dumpStateTrie",
+            [p("block", K::Any)],
+            "The hash of every state-trie node of a block (by number or hash)",
+            Self::dump_state_trie
+        ),
+        method!(
+            "debug_getBadBlocks",
+            [],
+            "The last blocks an import refused, with the reason",
+            Self::get_bad_blocks
+        ),
+        method!(
+            "debug_getModifiedAccountsByNumber",
+            [p("start", K::Any), opt("end", K::Any)],
+            "The accounts changed by the blocks after start up to end (default start + 1)",
+            Self::modified_by_number
+        ),
+        method!(
+            "debug_getModifiedAccountsByHash",
+            [p("startHash", K::Bytes), opt("endHash", K::Bytes)],
+            "The accounts changed by the blocks after startHash up to endHash",
+            Self::modified_by_hash
+        ),
+        method!(
+            "debug_getModifiedStorageNodesByNumber",
+            [
+                p("contract", K::Address),
+                p("start", K::Any),
+                opt("end", K::Any),
+                opt("printDetail", K::Bool)
+            ],
+            "Storage-trie nodes of a contract changed between blocks (always 0: no contracts here)",
+            Self::modified_storage_nodes
+        ),
+        method!(
+            "debug_metrics",
+            [opt("raw", K::Bool)],
+            "The node's counters: chain head, pool, trie-node cache and file, memory",
+            Self::metrics
+        ),
+        method!(
+            "debug_setHead",
+            [p("number", K::Any)],
+            "Rewind the chain to a block (the blocks above it leave the chain)",
+            Self::set_head
+        ),
+        method!(
+            "debug_verbosity",
+            [p("level", K::Integer)],
+            "Set the log verbosity (0 silent .. 5 trace)",
+            Self::verbosity
+        ),
+        method!(
+            "debug_memStats",
+            [],
+            "The process's memory: resident, peak, virtual (bytes)",
+            Self::mem_stats
+        ),
+        method!(
+            "debug_gcStats",
+            [],
+            "Garbage-collector statistics: all zero (chaind has no garbage collector)",
+            Self::gc_stats
+        ),
+    ];
+}
+
+/// An account as `debug_dumpBlock` shows it (go-ethereum's dump, plus the account key).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DumpAccount {
+    balance: String,
+    nonce: u64,
+    root: &'static str,
+    code_hash: &'static str,
+    key: String,
+    account_key: AccountKeyJson,
 }
 
 impl DebugApi {
@@ -29,44 +137,276 @@ impl DebugApi {
         DebugApi { chain }
     }
 
+    fn chain(&self) -> Result<&Chain> {
+        self.chain.as_deref().ok_or(Error::NoChain)
+    }
+
+    /// A block number from a number, a 0x quantity, `latest`/`earliest`/`pending`, or a
+    /// 32-byte hash.
+    fn block_arg(&self, arg: &Value, i: usize) -> Result<u64> {
+        let chain = self.chain()?;
+        let bad = || {
+            Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
+                "invalid argument {i}: a block number or a 32-byte block hash"
+            )))
+        };
+        let number = match arg {
+            Value::Number(n) => n.as_u64().ok_or_else(bad)?,
+            Value::String(s) => match s.as_str() {
+                "latest" | "pending" => chain.head_number(),
+                "earliest" => 0,
+                _ => {
+                    let hex = s.strip_prefix("0x").ok_or_else(bad)?;
+                    if hex.len() == 64 {
+                        let h: [u8; 32] = hex::decode(hex)
+                            .map_err(|_| bad())?
+                            .try_into()
+                            .map_err(|_| bad())?;
+                        let b = chain.block_by_hash(&h)?.ok_or_else(|| not_found(arg))?;
+                        b.header.number
+                    } else {
+                        u64::from_str_radix(hex, 16).map_err(|_| bad())?
+                    }
+                }
+            },
+            _ => return Err(bad()),
+        };
+        if number > chain.head_number() {
+            return Err(not_found(arg));
+        }
+        Ok(number)
+    }
+
     /// `debug_getBlockRlp(number | hash)`: `RLP([header, txList])` as hex without `0x`
     /// (reference 10.7). A block the chain lacks is an error.
     fn get_block_rlp(&self, _: &Call, p: &Params) -> Result<String> {
-        let chain = self.chain.as_deref().ok_or(Error::NoChain)?;
-        let arg: serde_json::Value = p.required(0)?;
-        let bad = || {
-            Error::Rpc(crate::rpc::RpcError::invalid_params(
-                "invalid argument 0: a block number or a 32-byte block hash",
-            ))
-        };
-        let block = match &arg {
-            serde_json::Value::Number(n) => {
-                chain.block_by_number(Some(n.as_u64().ok_or_else(bad)?))?
-            }
-            serde_json::Value::String(s) => {
-                let hex = s.strip_prefix("0x").ok_or_else(bad)?;
-                if hex.len() == 64 {
-                    let h: [u8; 32] = hex::decode(hex)
-                        .map_err(|_| bad())?
-                        .try_into()
-                        .map_err(|_| bad())?;
-                    chain.block_by_hash(&h)?
-                } else {
-                    let n = u64::from_str_radix(hex, 16).map_err(|_| bad())?;
-                    chain.block_by_number(Some(n))?
-                }
-            }
-            _ => return Err(bad()),
-        };
-        let block = block.ok_or_else(|| {
-            Error::Rpc(crate::rpc::RpcError::server(format!(
-                "block {arg} not found"
-            )))
-        })?;
+        let arg: Value = p.required(0)?;
+        let number = self.block_arg(&arg, 0)?;
+        let block = self
+            .chain()?
+            .block_by_number(Some(number))?
+            .ok_or_else(|| not_found(&arg))?;
         let b = crate::types::block::Block {
             header: block.header,
             transactions: block.transactions.into_iter().map(|(t, _)| t).collect(),
         };
         Ok(hex::encode(b.encode()))
+    }
+
+    /// `debug_dumpBlock(number | hash)`: `{root, accounts}`, accounts by address (by trie
+    /// key when the address is not known).
+    fn dump_block(&self, _: &Call, p: &Params) -> Result<Value> {
+        let arg: Value = p.required(0)?;
+        let number = self.block_arg(&arg, 0)?;
+        let (root, accounts) = self
+            .chain()?
+            .dump(Some(number))?
+            .ok_or_else(|| not_found(&arg))?;
+        let mut out = BTreeMap::new();
+        for (address, key, a) in accounts {
+            let name = match address {
+                Some(a) => format!("0x{}", hex::encode(a.0)),
+                None => format!("0x{}", hex::encode(key)),
+            };
+            out.insert(
+                name,
+                DumpAccount {
+                    balance: decimal(&a.balance),
+                    nonce: a.nonce,
+                    root: EMPTY_STORAGE_ROOT,
+                    code_hash: EMPTY_CODE_HASH,
+                    key: format!("0x{}", hex::encode(key)),
+                    account_key: AccountKeyJson::from(&a.key),
+                },
+            );
+        }
+        Ok(json!({"root": format!("0x{}", hex::encode(root)), "accounts": out}))
+    }
+
+    /// `debug_dumpStateTrie(number | hash)`: `{root, nodes}`, the hash of every node.
+    fn dump_state_trie(&self, _: &Call, p: &Params) -> Result<Value> {
+        let arg: Value = p.required(0)?;
+        let number = self.block_arg(&arg, 0)?;
+        let (root, nodes) = self
+            .chain()?
+            .state_nodes(Some(number))?
+            .ok_or_else(|| not_found(&arg))?;
+        let nodes: Vec<String> = nodes
+            .iter()
+            .map(|h| format!("0x{}", hex::encode(h)))
+            .collect();
+        Ok(json!({"root": format!("0x{}", hex::encode(root)), "nodes": nodes}))
+    }
+
+    /// `debug_getBadBlocks`: `[{hash, rlp, reason}]`, oldest first.
+    fn get_bad_blocks(&self, _: &Call, _: &Params) -> Result<Value> {
+        let bad = self.chain()?.bad_blocks();
+        Ok(Value::Array(
+            bad.into_iter()
+                .map(|(b, why)| {
+                    json!({
+                        "hash": format!("0x{}", hex::encode(b.hash())),
+                        "number": format!("0x{:x}", b.header.number),
+                        "rlp": format!("0x{}", hex::encode(b.encode())),
+                        "reason": why,
+                    })
+                })
+                .collect(),
+        ))
+    }
+
+    fn modified(&self, start: u64, end: Option<u64>) -> Result<Vec<String>> {
+        let end = end.unwrap_or(start + 1);
+        if start >= end {
+            return Err(Error::Rpc(crate::rpc::RpcError::server(format!(
+                "start block ({start}) must be less than end block ({end})"
+            ))));
+        }
+        let list = self
+            .chain()?
+            .modified_accounts(start, end)?
+            .ok_or_else(|| {
+                Error::Rpc(crate::rpc::RpcError::server(format!(
+                    "block {end} not found"
+                )))
+            })?;
+        Ok(list
+            .iter()
+            .map(|a| format!("0x{}", hex::encode(a.0)))
+            .collect())
+    }
+
+    /// `debug_getModifiedAccountsByNumber(start, end?)`: the addresses changed by the blocks
+    /// after `start` up to `end`.
+    fn modified_by_number(&self, _: &Call, p: &Params) -> Result<Vec<String>> {
+        let start = self.block_arg(&p.required::<Value>(0)?, 0)?;
+        let end = p
+            .optional::<Value>(1)?
+            .map(|v| self.block_arg(&v, 1))
+            .transpose()?;
+        self.modified(start, end)
+    }
+
+    /// `debug_getModifiedAccountsByHash(startHash, endHash?)`.
+    fn modified_by_hash(&self, _: &Call, p: &Params) -> Result<Vec<String>> {
+        let start: crate::rpc::HexBytes = p.required(0)?;
+        let start = self.block_arg(&Value::String(format!("0x{}", hex::encode(&start.0))), 0)?;
+        let end = p
+            .optional::<crate::rpc::HexBytes>(1)?
+            .map(|h| self.block_arg(&Value::String(format!("0x{}", hex::encode(&h.0))), 1))
+            .transpose()?;
+        self.modified(start, end)
+    }
+
+    /// `debug_getModifiedStorageNodesByNumber(contract, start, end?, printDetail?)`: 0, as
+    /// no account here has storage.
+    fn modified_storage_nodes(&self, _: &Call, p: &Params) -> Result<u64> {
+        let _: crate::crypto::Address = p.required(0)?;
+        self.block_arg(&p.required::<Value>(1)?, 1)?;
+        if let Some(v) = p.optional::<Value>(2)? {
+            self.block_arg(&v, 2)?;
+        }
+        Ok(0)
+    }
+
+    /// `debug_metrics(raw?)`: the node's counters, grouped.
+    fn metrics(&self, _: &Call, _: &Params) -> Result<Value> {
+        let mem = mem_stats();
+        let mut m = json!({"process": {"rss": mem.0, "peakRss": mem.1, "virtual": mem.2}});
+        if let Some(chain) = self.chain.as_deref() {
+            let (pending, queued) = chain.pool_counts();
+            let (entries, bytes, enabled) = chain.node_cache_usage();
+            let (nodes, file_bytes) = chain.node_file_usage();
+            m["chain"] = json!({"head": chain.head_number()});
+            m["txpool"] = json!({"pending": pending, "queued": queued});
+            m["trie"] = json!({
+                "cache": {"enabled": enabled, "entries": entries, "bytes": bytes,
+                          "loadedFromDisk": chain.node_cache_loaded()},
+                "file": {"nodes": nodes, "bytes": file_bytes},
+            });
+        }
+        Ok(m)
+    }
+
+    /// `debug_setHead(number)`: null once the chain's head is that block.
+    fn set_head(&self, _: &Call, p: &Params) -> Result<()> {
+        let number = self.block_arg(&p.required::<Value>(0)?, 0)?;
+        self.chain()?.set_head(number)?;
+        crate::log::warn("Rewound the chain", &[("head", &number.to_string())]);
+        Ok(())
+    }
+
+    /// `debug_verbosity(level)`: null.
+    fn verbosity(&self, _: &Call, p: &Params) -> Result<()> {
+        let level: i32 = p.required(0)?;
+        let level = u8::try_from(level.clamp(0, 5)).unwrap_or(3);
+        crate::log::set_verbosity(level);
+        Ok(())
+    }
+
+    /// `debug_memStats`: resident, peak resident and virtual memory, bytes.
+    fn mem_stats(&self, _: &Call, _: &Params) -> Result<Value> {
+        let (rss, peak, virt) = mem_stats();
+        Ok(json!({"rss": rss, "peakRss": peak, "virtual": virt}))
+    }
+
+    /// `debug_gcStats`: zeros, for tools that expect the method.
+    fn gc_stats(&self, _: &Call, _: &Params) -> Result<Value> {
+        Ok(json!({"LastGC": null, "NumGC": 0, "PauseTotal": 0, "Pause": [], "PauseEnd": []}))
+    }
+}
+
+fn not_found(arg: &Value) -> Error {
+    Error::Rpc(crate::rpc::RpcError::server(format!(
+        "block {arg} not found"
+    )))
+}
+
+/// A 256-bit value in decimal (go-ethereum's dump writes balances so).
+fn decimal(v: &[u8; 32]) -> String {
+    let mut digits = Vec::new();
+    let mut n = *v;
+    while n.iter().any(|&b| b != 0) {
+        let mut rem = 0u32;
+        for b in n.iter_mut() {
+            let cur = (rem << 8) | u32::from(*b);
+            *b = (cur / 10) as u8;
+            rem = cur % 10;
+        }
+        digits.push(b'0' + rem as u8);
+    }
+    if digits.is_empty() {
+        return "0".into();
+    }
+    digits.reverse();
+    String::from_utf8(digits).expect("digits")
+}
+
+/// Resident, peak resident and virtual size of this process in bytes, from /proc.
+fn mem_stats() -> (u64, u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |k| k * 1024)
+    };
+    (kib("VmRSS:"), kib("VmHWM:"), kib("VmSize:"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn balances_in_decimal() {
+        let mut v = [0u8; 32];
+        assert_eq!(super::decimal(&v), "0");
+        v[31] = 255;
+        v[30] = 1;
+        assert_eq!(super::decimal(&v), "511");
+        assert_eq!(
+            super::decimal(&[0xff; 32]),
+            "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+        );
     }
 }

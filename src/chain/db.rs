@@ -261,6 +261,11 @@ impl ChainDb {
         self.get_bytes(RECEIPTS, hash)
     }
 
+    /// The node file's nodes and bytes.
+    pub fn node_file_usage(&self) -> (usize, u64) {
+        (self.nodes.count(), self.nodes.len())
+    }
+
     /// The state-trie node with this hash.
     pub fn trie_node(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
         self.nodes.get(hash)
@@ -339,6 +344,47 @@ impl ChainDb {
             f(number, header.value(), body.value())?;
         }
         Ok(None)
+    }
+
+    /// Makes block `number` (which must be stored) the head: the canonical numbers above it
+    /// and the look-ups of their transactions are removed, in one transaction. Headers,
+    /// bodies and trie nodes stay (the states of those blocks stay readable by hash).
+    pub fn set_head(&self, number: u64) -> Result<Hash> {
+        let tx = self.db.begin_write()?;
+        let hash = {
+            let mut canonical = tx.open_table(CANONICAL)?;
+            let hash = canonical
+                .get(number)?
+                .map(|v| *v.value())
+                .ok_or_else(|| Error::Corrupt(format!("no block {number}")))?;
+            let above: Vec<(u64, Hash)> = canonical
+                .range((number + 1)..)?
+                .map(|e| e.map(|(k, v)| (k.value(), *v.value())))
+                .collect::<std::result::Result<_, _>>()?;
+            let bodies = tx.open_table(BODIES)?;
+            let mut lookup = tx.open_table(TX_LOOKUP)?;
+            for (n, h) in &above {
+                canonical.remove(n)?;
+                let body = bodies.get((*n, h))?.map(|v| v.value().to_vec());
+                if let Some(body) = body {
+                    let mut r = crate::types::rlp::ListReader::whole(&body)
+                        .map_err(|e| Error::Corrupt(e.to_string()))?;
+                    let list = r.raw().map_err(|e| Error::Corrupt(e.to_string()))?;
+                    let txs = crate::types::block::decode_tx_list(list)
+                        .map_err(|e| Error::Corrupt(e.to_string()))?;
+                    for t in txs {
+                        lookup.remove(&t.hash())?;
+                    }
+                }
+            }
+            let mut head = Vec::with_capacity(40);
+            head.extend_from_slice(&number.to_be_bytes());
+            head.extend_from_slice(&hash);
+            tx.open_table(META)?.insert(HEAD_KEY, head.as_slice())?;
+            hash
+        };
+        tx.commit()?;
+        Ok(hash)
     }
 
     /// Where a transaction is: its block's hash and its index there.

@@ -217,7 +217,7 @@ impl Chain {
         let mut parent = head.clone();
         // A block that fails its checks ends the batch: the blocks before it are stored,
         // then its reason is returned.
-        let failure = with_recovered(blocks, |i, rec| {
+        let failure: Option<String> = with_recovered(blocks, |i, rec| {
             let (r, _changed) = self.check_block(
                 &blocks[i],
                 rec,
@@ -237,6 +237,11 @@ impl Chain {
             Ok(())
         })
         .err();
+        if let Some(why) = &failure {
+            if let Some(bad) = blocks.get(ready.len()) {
+                self.remember_bad_block(bad.clone(), why.clone());
+            }
+        }
         if ready.is_empty() {
             return Err(failure.unwrap_or_default());
         }
@@ -264,8 +269,9 @@ impl Chain {
         }
     }
 
-    /// After blocks were stored: `parent` is the head; the pool's view moves to it.
-    fn moved_to(&self, parent: &Head) {
+    /// After blocks were stored (or the head rewound): `parent` is the head; the pool's view
+    /// moves to it.
+    pub(super) fn moved_to(&self, parent: &Head) {
         // The pool's view moves to the new head: cached accounts are replaced, and pending
         // transactions are checked again (the imported blocks may hold them, or spend what
         // they counted on).
@@ -380,7 +386,8 @@ impl Chain {
         for (a, acct) in &changed {
             state.set(a, acct).map_err(|e| bad(e.to_string()))?;
         }
-        let (root, new_nodes) = state.commit();
+        let (root, mut new_nodes) = state.commit();
+        new_nodes.extend(changed.keys().map(super::preimage));
         if root != h.state_root {
             return Err(bad(format!(
                 "state root mismatch: 0x{} where the header says 0x{}",

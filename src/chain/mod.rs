@@ -47,6 +47,9 @@ pub enum ChainError {
     Corrupt(String),
 }
 
+/// Refused blocks kept for `debug_getBadBlocks`.
+pub const BAD_BLOCKS: usize = 10;
+
 /// The trie-node cache's size unless configured otherwise.
 pub const DEFAULT_NODE_CACHE_BYTES: usize = 512 << 20;
 /// Most accounts the admission cache keeps before it starts over.
@@ -105,6 +108,10 @@ pub struct Chain {
     bus: OnceLock<Arc<Bus>>,
     /// Set when the node shuts down: long operations (export, import) stop at once.
     stopping: std::sync::atomic::AtomicBool,
+    /// The last blocks an import refused, with the reason (`debug_getBadBlocks`).
+    bad_blocks: Mutex<std::collections::VecDeque<(crate::types::block::Block, String)>>,
+    /// Nodes the trie-node cache loaded from `<datadir>/fastcache` at start.
+    cache_loaded: std::sync::atomic::AtomicUsize,
     /// Set while the trie-node cache is being saved.
     saving: std::sync::atomic::AtomicBool,
     /// The thread saving the trie-node cache, joined at shutdown.
@@ -149,6 +156,13 @@ impl std::fmt::Debug for Chain {
     }
 }
 
+/// An account's address kept under the Keccak-256 that keys it in the state trie, beside the
+/// trie nodes: content-addressed like them (the node file checks it the same way), it lets
+/// `debug_dumpBlock` name accounts.
+pub fn preimage(address: &Address) -> (Hash, Vec<u8>) {
+    (keccak256(&address.0), address.0.to_vec())
+}
+
 /// The genesis block of `g`: its header and the state's trie nodes.
 pub fn genesis_block(g: &Genesis) -> Result<(Header, Vec<(Hash, Vec<u8>)>), ChainError> {
     let store = crate::trie::MemoryStore::default();
@@ -162,7 +176,9 @@ pub fn genesis_block(g: &Genesis) -> Result<(Header, Vec<(Hash, Vec<u8>)>), Chai
             },
         )?;
     }
-    let (state_root, nodes) = state.commit();
+    let (state_root, mut nodes) = state.commit();
+    drop(state);
+    nodes.extend(g.alloc.keys().map(preimage));
     let extra = BftExtra {
         vanity: [0; 31],
         round: 0,
@@ -351,6 +367,8 @@ impl Chain {
             bus: OnceLock::new(),
             stopping: std::sync::atomic::AtomicBool::new(false),
             saving: std::sync::atomic::AtomicBool::new(false),
+            cache_loaded: std::sync::atomic::AtomicUsize::new(0),
+            bad_blocks: Mutex::new(std::collections::VecDeque::new()),
             save_thread: Mutex::new(None),
             nonce_locks: Mutex::new(std::collections::HashMap::new()),
         })
@@ -441,6 +459,8 @@ impl Chain {
             Ok(None) => {}
             Ok(Some((path, nodes))) => {
                 let count = nodes.len();
+                self.cache_loaded
+                    .store(count, std::sync::atomic::Ordering::Relaxed);
                 for (h, n) in nodes {
                     self.nodes.insert(h, n.into());
                 }
@@ -455,6 +475,16 @@ impl Chain {
             }
             Err(e) => crate::log::warn("Ignored the saved trie node cache", &[("err", &e)]),
         }
+    }
+
+    /// The node file's nodes and bytes.
+    pub fn node_file_usage(&self) -> (usize, u64) {
+        self.db.node_file_usage()
+    }
+
+    /// How many nodes the trie-node cache loaded from disk at start.
+    pub fn node_cache_loaded(&self) -> usize {
+        self.cache_loaded.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The trie-node cache's entries and bytes, and whether it is enabled.
@@ -720,6 +750,108 @@ impl Chain {
         self.admission().pool.pending_list()
     }
 
+    /// The blocks an import refused lately (at most [`BAD_BLOCKS`]), newest last, with why.
+    pub fn bad_blocks(&self) -> Vec<(crate::types::block::Block, String)> {
+        self.bad_blocks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    pub(crate) fn remember_bad_block(&self, block: crate::types::block::Block, why: String) {
+        let mut bad = self.bad_blocks.lock().unwrap_or_else(|p| p.into_inner());
+        if bad.len() == BAD_BLOCKS {
+            bad.pop_front();
+        }
+        bad.push_back((block, why));
+    }
+
+    /// Every account of the state of block `number` (the head when `None`): its address
+    /// when known, the trie key, the account. `None` when the chain lacks the block.
+    #[allow(clippy::type_complexity)]
+    pub fn dump(
+        &self,
+        number: Option<u64>,
+    ) -> Result<Option<(Hash, Vec<(Option<Address>, Hash, Account)>)>, ChainError> {
+        let number = number.unwrap_or_else(|| self.head_number());
+        let Some((_, header)) = self.header_at(number)? else {
+            return Ok(None);
+        };
+        let nodes = self.db_nodes();
+        let entries = State::at(&nodes, header.state_root).entries()?;
+        let mut out = Vec::with_capacity(entries.len());
+        for (key, acct) in entries {
+            let address = self
+                .db
+                .trie_node(&key)?
+                .filter(|b| b.len() == 20)
+                .map(|b| Address(b.try_into().expect("20 bytes")));
+            out.push((address, key, acct));
+        }
+        Ok(Some((header.state_root, out)))
+    }
+
+    /// The hash of every trie node of the state of block `number`. `None` when the chain
+    /// lacks the block.
+    pub fn state_nodes(
+        &self,
+        number: Option<u64>,
+    ) -> Result<Option<(Hash, Vec<Hash>)>, ChainError> {
+        let number = number.unwrap_or_else(|| self.head_number());
+        let Some((_, header)) = self.header_at(number)? else {
+            return Ok(None);
+        };
+        let nodes = self.db_nodes();
+        let mut out = Vec::new();
+        crate::trie::reachable(&nodes, header.state_root, &mut |h, _| out.push(*h))
+            .map_err(StateError::from)?;
+        Ok(Some((header.state_root, out)))
+    }
+
+    /// The accounts the blocks after `start` up to `end` changed (senders, recipients,
+    /// rewardbases), sorted. `None` when the chain lacks one of the blocks.
+    pub fn modified_accounts(
+        &self,
+        start: u64,
+        end: u64,
+    ) -> Result<Option<Vec<Address>>, ChainError> {
+        let mut set = std::collections::BTreeSet::new();
+        for n in start.saturating_add(1)..=end {
+            let Some(b) = self.block_by_number(Some(n))? else {
+                return Ok(None);
+            };
+            set.insert(b.header.rewardbase);
+            for (tx, sender) in &b.transactions {
+                set.insert(*sender);
+                match tx {
+                    Transaction::Legacy(t) => set.extend(t.to),
+                    Transaction::ValueTransfer(t) => {
+                        set.insert(t.to);
+                    }
+                    Transaction::AccountUpdate(_) => {}
+                }
+            }
+        }
+        Ok(Some(set.into_iter().collect()))
+    }
+
+    /// Rewinds the chain to block `number` (`debug_setHead`): the blocks above it leave the
+    /// canonical chain, the pool is checked again against the older state.
+    pub fn set_head(&self, number: u64) -> Result<(), ChainError> {
+        let _sealing = self.sealing.lock().unwrap_or_else(|p| p.into_inner());
+        if number >= self.head_number() {
+            return Ok(());
+        }
+        let hash = self.db.set_head(number)?;
+        let (_, header) = self
+            .header_at(number)?
+            .ok_or_else(|| ChainError::Corrupt(format!("block {number} vanished")))?;
+        self.moved_to(&Head { hash, header });
+        Ok(())
+    }
+
     /// How many transactions are pending and queued.
     pub fn pool_counts(&self) -> (usize, usize) {
         let adm = self.admission();
@@ -830,8 +962,9 @@ impl Chain {
         for (address, account) in changed {
             state.set(address, account)?;
         }
-        let (state_root, nodes_new) = state.commit();
+        let (state_root, mut nodes_new) = state.commit();
         drop(state);
+        nodes_new.extend(changed.keys().map(preimage));
         let rewardbase = validator.address();
         let tx_encodings: Vec<Vec<u8>> = taken.iter().map(|p| p.tx.encode()).collect();
         let receipt_encodings: Vec<Vec<u8>> = receipts.iter().map(Receipt::encode).collect();

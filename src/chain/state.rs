@@ -89,6 +89,22 @@ impl<'s> State<'s> {
         Ok(self.trie.insert(&address.0, account.encode())?)
     }
 
+    /// Every account, by the Keccak-256 of its address (the trie's key), in key order.
+    pub fn entries(&self) -> Result<Vec<([u8; 32], Account)>, StateError> {
+        self.trie
+            .0
+            .entries()?
+            .into_iter()
+            .map(|(k, v)| {
+                let key: [u8; 32] = k
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| StateError::Record(format!("a key of {} bytes", k.len())))?;
+                Ok((key, Account::decode(&v)?))
+            })
+            .collect()
+    }
+
     /// The root of the state as it is now.
     pub fn root(&self) -> [u8; 32] {
         self.trie.root_hash()

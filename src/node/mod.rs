@@ -457,6 +457,12 @@ impl Node {
         };
         let mut registry = Registry::new(limit);
         apis.register(&mut registry);
+        if cfg.unsafe_debug_disable {
+            // The reference's unsafe debug groups: IPC only (admin-and-rpc 5).
+            for m in crate::api::debug::UNSAFE {
+                registry.restrict_to_ipc(m);
+            }
+        }
         let registry = Arc::new(registry);
         log::info(
             "Keystore opened",

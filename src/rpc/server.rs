@@ -65,6 +65,9 @@ pub fn module_of(name: &str) -> &str {
 #[derive(Default)]
 pub struct Registry {
     methods: HashMap<&'static str, Registered>,
+    /// Methods served over IPC only (`--rpc.unsafe-debug.disable`): to HTTP and WebSocket
+    /// they do not exist.
+    ipc_only: std::collections::HashSet<&'static str>,
     kinds: HashMap<(String, String), Arc<dyn SubscriptionKind>>,
     limit: SubscriptionLimit,
 }
@@ -92,6 +95,11 @@ impl Registry {
             },
         );
         assert!(prev.is_none(), "method {name} registered twice");
+    }
+
+    /// Serves `name` over IPC only: HTTP and WebSocket answer that it does not exist.
+    pub fn restrict_to_ipc(&mut self, name: &'static str) {
+        self.ipc_only.insert(name);
     }
 
     /// Registers subscription `name` of `module` (`<module>_subscribe` with `[name, ...]`).
@@ -550,7 +558,9 @@ impl Dispatcher {
         let Some(reg) = self.registry.methods.get(method) else {
             return Err(RpcError::method_not_found(method));
         };
-        if !self.offers(module_of(method)) {
+        if !self.offers(module_of(method))
+            || (self.transport != Transport::Ipc && self.registry.ipc_only.contains(method))
+        {
             return Err(RpcError::method_not_found(method));
         }
         let params = Params::from_value(params?)?;
