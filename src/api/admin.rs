@@ -145,6 +145,24 @@ impl Namespace for AdminApi {
             Self::export_chain
         ),
         method!(
+            "admin_startStateMigration",
+            [],
+            "Copy the head's state into a new trie-node file in the background; older states go when it is done",
+            Self::start_state_migration
+        ),
+        method!(
+            "admin_stopStateMigration",
+            [],
+            "Stop the running state migration and discard its copy",
+            Self::stop_state_migration
+        ),
+        method!(
+            "admin_stateMigrationStatus",
+            [],
+            "The state migration's progress: committed, pending, read, progress, isMigration, migrationBlockNumber, err",
+            Self::state_migration_status
+        ),
+        method!(
             "admin_saveTrieNodeCacheToDisk",
             [],
             "Save the trie-node cache to <datadir>/fastcache in the background (loaded at the next start)",
@@ -327,6 +345,32 @@ impl AdminApi {
         crate::chain::import::import_stream(chain, &mut bytes.as_slice(), &stop, &mut |_| {})
             .map_err(AdminError::Chain)?;
         Ok(true)
+    }
+
+    /// `admin_startStateMigration`: null once the migration runs.
+    fn start_state_migration(&self, _: &Call, _: &Params) -> Result<()> {
+        let chain = self.chain.as_ref().ok_or(super::error::Error::NoChain)?;
+        chain
+            .start_state_migration()
+            .map_err(|e| AdminError::Chain(e).into())
+    }
+
+    /// `admin_stopStateMigration`: null once the migration has stopped.
+    fn stop_state_migration(&self, _: &Call, _: &Params) -> Result<()> {
+        let chain = self.chain.as_ref().ok_or(super::error::Error::NoChain)?;
+        chain
+            .stop_state_migration()
+            .map_err(|e| AdminError::Chain(e).into())
+    }
+
+    /// `admin_stateMigrationStatus`.
+    fn state_migration_status(
+        &self,
+        _: &Call,
+        _: &Params,
+    ) -> Result<crate::chain::migration::MigrationStatus> {
+        let chain = self.chain.as_ref().ok_or(super::error::Error::NoChain)?;
+        Ok(chain.state_migration_status())
     }
 
     /// `admin_saveTrieNodeCacheToDisk`: null once the save has started in the background.

@@ -45,6 +45,12 @@ const HEAD_KEY: &str = "head";
 const NODES_END_KEY: &str = "trie_nodes_end";
 /// A digest of the genesis specification the chain was created from.
 const GENESIS_SPEC_KEY: &str = "genesis_spec";
+/// The name of the trie-node file in use (absent: `nodelog::FILE_NAME`).
+const NODE_FILE_KEY: &str = "trie_node_file";
+/// The block whose state a running migration copies (absent: none runs).
+const MIGRATION_KEY: &str = "state_migration";
+/// The states of blocks below this one were removed by a migration.
+const PRUNED_KEY: &str = "state_pruned_before";
 
 /// What can go wrong with the chain database.
 #[derive(Debug, thiserror::Error)]
@@ -126,17 +132,94 @@ impl ChainDb {
             source,
         })?;
         check_schema(&db, &shown)?;
-        let committed = {
+        let (committed, name, migration) = {
             let tx = db.begin_read()?;
             let meta = tx.open_table(META)?;
-            let v = meta.get(NODES_END_KEY)?.map(|v| v.value().to_vec());
-            match v {
-                Some(bytes) => decode_u64(&bytes)?,
-                None => 0,
-            }
+            let get = |k: &str| -> Result<Option<Vec<u8>>> {
+                Ok(meta.get(k)?.map(|v| v.value().to_vec()))
+            };
+            let committed = get(NODES_END_KEY)?.map(|b| decode_u64(&b)).transpose()?;
+            let name = get(NODE_FILE_KEY)?
+                .map(|b| String::from_utf8(b).map_err(|_| Error::Corrupt("node file name".into())))
+                .transpose()?;
+            let migration = get(MIGRATION_KEY)?.map(|b| decode_u64(&b)).transpose()?;
+            (
+                committed.unwrap_or(0),
+                name.unwrap_or_else(|| super::nodelog::FILE_NAME.to_string()),
+                migration,
+            )
         };
-        let nodes = super::nodelog::NodeLog::open(dir, committed)?;
+        // A migration the process did not finish is abandoned: its partial file goes (the
+        // file in use is complete), and so does any other leftover node file.
+        if let Some(n) = migration {
+            crate::log::warn(
+                "A state migration was interrupted; it is abandoned (start it again with admin_startStateMigration)",
+                &[("block", &n.to_string())],
+            );
+            let tx = db.begin_write()?;
+            tx.open_table(META)?.remove(MIGRATION_KEY)?;
+            tx.commit()?;
+        }
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                let file = e.file_name().to_string_lossy().into_owned();
+                if file.starts_with("trie-nodes") && file.ends_with(".log") && file != name {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        let nodes = super::nodelog::NodeLog::open_named(dir, &name, committed)?;
         Ok(ChainDb { db, nodes })
+    }
+
+    /// The trie-node file, for a state migration to build its successor.
+    pub fn node_log(&self) -> &super::nodelog::NodeLog {
+        &self.nodes
+    }
+
+    /// Records that a migration of the state of block `number` runs (so that a restart
+    /// knows to abandon it), or that none does.
+    pub fn set_migration(&self, number: Option<u64>) -> Result<()> {
+        let tx = self.db.begin_write()?;
+        {
+            let mut meta = tx.open_table(META)?;
+            match number {
+                Some(n) => {
+                    meta.insert(MIGRATION_KEY, n.to_be_bytes().as_slice())?;
+                }
+                None => {
+                    meta.remove(MIGRATION_KEY)?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Makes the migration's node file the one in use, recording it with the states below
+    /// block `number` as removed, in one transaction; the old file is then deleted. The
+    /// caller holds off block commits meanwhile.
+    pub fn adopt_migrated_nodes(&self, number: u64) -> Result<()> {
+        self.nodes.adopt_mirror(|name, len| {
+            let tx = self.db.begin_write()?;
+            {
+                let mut meta = tx.open_table(META)?;
+                meta.insert(NODE_FILE_KEY, name.as_bytes())?;
+                meta.insert(NODES_END_KEY, len.to_be_bytes().as_slice())?;
+                meta.insert(PRUNED_KEY, number.to_be_bytes().as_slice())?;
+                meta.remove(MIGRATION_KEY)?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// The first block whose state is still kept (0 until a migration removed older ones).
+    pub fn pruned_before(&self) -> Result<u64> {
+        let tx = self.db.begin_read()?;
+        let meta = tx.open_table(META)?;
+        let v = meta.get(PRUNED_KEY)?.map(|v| v.value().to_vec());
+        v.map_or(Ok(0), |b| decode_u64(&b))
     }
 
     /// The digest of the genesis specification recorded with the chain.

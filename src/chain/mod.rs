@@ -7,6 +7,7 @@ pub mod db;
 pub mod export;
 pub mod genesis;
 pub mod import;
+pub mod migration;
 pub mod nodelog;
 pub mod pool;
 pub mod state;
@@ -45,6 +46,8 @@ pub enum ChainError {
     OtherChain { stored: String, expected: String },
     #[error("chain database is corrupt: {0}")]
     Corrupt(String),
+    #[error("the state of block {number} was removed by a state migration; states are kept from block {first} on")]
+    StateRemoved { number: u64, first: u64 },
 }
 
 /// Refused blocks kept for `debug_getBadBlocks`.
@@ -110,6 +113,10 @@ pub struct Chain {
     stopping: std::sync::atomic::AtomicBool,
     /// The last blocks an import refused, with the reason (`debug_getBadBlocks`).
     bad_blocks: Mutex<std::collections::VecDeque<(crate::types::block::Block, String)>>,
+    /// The state migration's status, stop flag and thread.
+    migration: migration::Migration,
+    /// States of blocks before this one were removed by a migration.
+    pruned_before: std::sync::atomic::AtomicU64,
     /// Nodes the trie-node cache loaded from `<datadir>/fastcache` at start.
     cache_loaded: std::sync::atomic::AtomicUsize,
     /// Set while the trie-node cache is being saved.
@@ -346,6 +353,7 @@ impl Chain {
             // The same genesis block from this specification: known from now on.
             db.set_genesis_spec(&digest)?;
         }
+        let pruned_before = db.pruned_before()?;
         let (_, head_hash) = db
             .head()?
             .ok_or_else(|| ChainError::Corrupt("no head block".into()))?;
@@ -368,6 +376,8 @@ impl Chain {
             stopping: std::sync::atomic::AtomicBool::new(false),
             saving: std::sync::atomic::AtomicBool::new(false),
             cache_loaded: std::sync::atomic::AtomicUsize::new(0),
+            migration: migration::Migration::default(),
+            pruned_before: std::sync::atomic::AtomicU64::new(pruned_before),
             bad_blocks: Mutex::new(std::collections::VecDeque::new()),
             save_thread: Mutex::new(None),
             nonce_locks: Mutex::new(std::collections::HashMap::new()),
@@ -379,6 +389,7 @@ impl Chain {
     pub fn stop_long_operations(&self) {
         self.stopping
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.stop_migration_for_shutdown();
         let saving = self
             .save_thread
             .lock()
@@ -779,6 +790,7 @@ impl Chain {
         let Some((_, header)) = self.header_at(number)? else {
             return Ok(None);
         };
+        self.check_state_kept(number)?;
         let nodes = self.db_nodes();
         let entries = State::at(&nodes, header.state_root).entries()?;
         let mut out = Vec::with_capacity(entries.len());
@@ -803,6 +815,7 @@ impl Chain {
         let Some((_, header)) = self.header_at(number)? else {
             return Ok(None);
         };
+        self.check_state_kept(number)?;
         let nodes = self.db_nodes();
         let mut out = Vec::new();
         crate::trie::reachable(&nodes, header.state_root, &mut |h, _| out.push(*h))
@@ -1097,7 +1110,10 @@ impl Chain {
         let root = match number {
             None => self.head().header.state_root,
             Some(n) => match self.header_at(n)? {
-                Some((_, h)) => h.state_root,
+                Some((_, h)) => {
+                    self.check_state_kept(n)?;
+                    h.state_root
+                }
                 None => return Ok(None),
             },
         };

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use super::db::{Error, Hash, Result};
 
@@ -66,31 +66,24 @@ pub fn scan(bytes: &[u8]) -> std::result::Result<Vec<(Hash, Slot)>, String> {
     Ok(out)
 }
 
-/// The open file and its index.
-pub struct NodeLog {
+/// One node file and its index.
+struct Segment {
+    name: String,
     path: PathBuf,
     file: File,
     index: RwLock<HashMap<Hash, Slot>>,
-    /// The file's length: where the next record goes. Held while appending.
+    /// The file's length: where the next record goes.
     end: Mutex<u64>,
-}
-
-impl std::fmt::Debug for NodeLog {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NodeLog").field("path", &self.path).finish()
-    }
 }
 
 fn io(path: &Path, e: std::io::Error) -> Error {
     Error::Storage(format!("{}: {e}", path.display()))
 }
 
-impl NodeLog {
-    /// Opens (creating) the file in `dir`, keeps its first `committed` bytes (what the
-    /// database's last block recorded) and indexes them. Fails when the file is shorter than
-    /// that or its records are malformed.
-    pub fn open(dir: &Path, committed: u64) -> Result<NodeLog> {
-        let path = dir.join(FILE_NAME);
+impl Segment {
+    /// Opens (creating) `dir/name`, keeps its first `committed` bytes and indexes them.
+    fn open(dir: &Path, name: &str, committed: u64) -> Result<Segment> {
+        let path = dir.join(name);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -117,7 +110,8 @@ impl NodeLog {
             scan(&bytes).map_err(|e| Error::Corrupt(format!("{}: {e}", path.display())))?;
         drop(bytes);
         let index = records.into_iter().collect();
-        Ok(NodeLog {
+        Ok(Segment {
+            name: name.to_string(),
             path,
             file,
             index: RwLock::new(index),
@@ -125,8 +119,26 @@ impl NodeLog {
         })
     }
 
-    /// The node with this hash, read from the file and checked against its hash.
-    pub fn get(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
+    /// A new, empty file `dir/name` (an existing one is emptied).
+    fn create(dir: &Path, name: &str) -> Result<Segment> {
+        let path = dir.join(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
+        Ok(Segment {
+            name: name.to_string(),
+            path,
+            file,
+            index: RwLock::new(HashMap::new()),
+            end: Mutex::new(0),
+        })
+    }
+
+    fn get(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
         let slot = {
             let index = self.index.read().unwrap_or_else(|p| p.into_inner());
             match index.get(hash) {
@@ -149,12 +161,22 @@ impl NodeLog {
         Ok(Some(node))
     }
 
-    /// Appends the nodes not yet in the file and makes them durable; the file's new length,
-    /// for the database to record with the block that needs them.
-    pub fn append<'n>(&self, nodes: impl IntoIterator<Item = &'n (Hash, Vec<u8>)>) -> Result<u64> {
+    fn contains(&self, hash: &Hash) -> bool {
+        self.index
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(hash)
+    }
+
+    /// Appends the nodes not yet in the file (synced when `sync`); the new length.
+    fn append<'n>(
+        &self,
+        nodes: impl IntoIterator<Item = &'n (Hash, Vec<u8>)>,
+        sync: bool,
+    ) -> Result<u64> {
         let mut end = self.end.lock().unwrap_or_else(|p| p.into_inner());
         let mut buf = Vec::new();
-        let mut slots = Vec::new();
+        let mut slots: Vec<(Hash, Slot)> = Vec::new();
         {
             let index = self.index.read().unwrap_or_else(|p| p.into_inner());
             for (hash, node) in nodes {
@@ -180,7 +202,9 @@ impl NodeLog {
         self.file
             .write_all_at(&buf, *end)
             .map_err(|e| io(&self.path, e))?;
-        self.file.sync_data().map_err(|e| io(&self.path, e))?;
+        if sync {
+            self.file.sync_data().map_err(|e| io(&self.path, e))?;
+        }
         *end += buf.len() as u64;
         self.index
             .write()
@@ -189,9 +213,90 @@ impl NodeLog {
         Ok(*end)
     }
 
+    fn len(&self) -> u64 {
+        *self.end.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn count(&self) -> usize {
+        self.index.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// The node file in use and, while a state migration runs, the new one it builds.
+pub struct NodeLog {
+    dir: PathBuf,
+    primary: RwLock<Arc<Segment>>,
+    /// The file a migration fills: every node appended meanwhile goes to both.
+    mirror: RwLock<Option<Arc<Segment>>>,
+    /// Held by every append, so that the two files receive the same appends in order.
+    writing: Mutex<()>,
+}
+
+impl std::fmt::Debug for NodeLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeLog").field("dir", &self.dir).finish()
+    }
+}
+
+impl NodeLog {
+    /// Opens (creating) `FILE_NAME` in `dir`, keeps its first `committed` bytes (what the
+    /// database's last block recorded) and indexes them. Fails when the file is shorter than
+    /// that or its records are malformed.
+    pub fn open(dir: &Path, committed: u64) -> Result<NodeLog> {
+        NodeLog::open_named(dir, FILE_NAME, committed)
+    }
+
+    /// [`NodeLog::open`] of the file `name` (a migration's result has another name).
+    pub fn open_named(dir: &Path, name: &str, committed: u64) -> Result<NodeLog> {
+        let seg = Segment::open(dir, name, committed)?;
+        Ok(NodeLog {
+            dir: dir.to_path_buf(),
+            primary: RwLock::new(Arc::new(seg)),
+            mirror: RwLock::new(None),
+            writing: Mutex::new(()),
+        })
+    }
+
+    fn primary(&self) -> Arc<Segment> {
+        self.primary
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn mirror(&self) -> Option<Arc<Segment>> {
+        self.mirror
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The node with this hash, read from the file and checked against its hash.
+    pub fn get(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
+        self.primary().get(hash)
+    }
+
+    /// Appends the nodes not yet in the file and makes them durable (and to the migration's
+    /// file, while one runs); the file's new length, for the database to record with the
+    /// block that needs them.
+    pub fn append<'n>(&self, nodes: impl IntoIterator<Item = &'n (Hash, Vec<u8>)>) -> Result<u64> {
+        let _w = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        let nodes: Vec<&(Hash, Vec<u8>)> = nodes.into_iter().collect();
+        let end = self.primary().append(nodes.iter().copied(), true)?;
+        if let Some(m) = self.mirror() {
+            m.append(nodes.iter().copied(), true)?;
+        }
+        Ok(end)
+    }
+
+    /// The file's name in the chain directory.
+    pub fn name(&self) -> String {
+        self.primary().name.clone()
+    }
+
     /// The file's length.
     pub fn len(&self) -> u64 {
-        *self.end.lock().unwrap_or_else(|p| p.into_inner())
+        self.primary().len()
     }
 
     /// Whether the file holds no node.
@@ -201,7 +306,77 @@ impl NodeLog {
 
     /// Nodes indexed.
     pub fn count(&self) -> usize {
-        self.index.read().unwrap_or_else(|p| p.into_inner()).len()
+        self.primary().count()
+    }
+
+    /// Starts a new file `name` that receives every append from now on, and what
+    /// [`NodeLog::copy`] puts there.
+    pub fn start_mirror(&self, name: &str) -> Result<()> {
+        let _w = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        let seg = Segment::create(&self.dir, name)?;
+        *self.mirror.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(seg));
+        Ok(())
+    }
+
+    /// Whether the migration's file has this node already.
+    pub fn mirrored(&self, hash: &Hash) -> bool {
+        self.mirror().is_some_and(|m| m.contains(hash))
+    }
+
+    /// Copies nodes into the migration's file (not synced: [`NodeLog::adopt_mirror`]
+    /// syncs). Returns how many were new there.
+    pub fn copy(&self, nodes: &[(Hash, Vec<u8>)]) -> Result<usize> {
+        let _w = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(m) = self.mirror() else {
+            return Err(Error::Storage("no migration file".into()));
+        };
+        let before = m.count();
+        m.append(nodes.iter(), false)?;
+        Ok(m.count() - before)
+    }
+
+    /// Drops the migration's file (a stopped or failed migration).
+    pub fn drop_mirror(&self) {
+        let _w = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = self
+            .mirror
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            let _ = std::fs::remove_file(&m.path);
+        }
+    }
+
+    /// Makes the migration's file durable and hands over its name and length, with the
+    /// appends held until `commit` (which records them in the database) has run; then it
+    /// becomes the file in use and the old one is removed. If `commit` fails, nothing changes
+    /// but the migration's file is dropped.
+    pub fn adopt_mirror(&self, commit: impl FnOnce(&str, u64) -> Result<()>) -> Result<()> {
+        let _w = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(m) = self.mirror() else {
+            return Err(Error::Storage("no migration file".into()));
+        };
+        let synced = m
+            .file
+            .sync_all()
+            .map_err(|e| io(&m.path, e))
+            .and_then(|()| {
+                crate::datadir::atomic::sync_dir(&self.dir)
+                    .map_err(|e| Error::Storage(e.to_string()))
+            });
+        if let Err(e) = synced.and_then(|()| commit(&m.name, m.len())) {
+            *self.mirror.write().unwrap_or_else(|p| p.into_inner()) = None;
+            let _ = std::fs::remove_file(&m.path);
+            return Err(e);
+        }
+        let old = std::mem::replace(
+            &mut *self.primary.write().unwrap_or_else(|p| p.into_inner()),
+            m,
+        );
+        *self.mirror.write().unwrap_or_else(|p| p.into_inner()) = None;
+        let _ = std::fs::remove_file(&old.path);
+        Ok(())
     }
 }
 

@@ -538,6 +538,82 @@ pub fn reachable(
     Ok(())
 }
 
+/// One stored node as [`walk`] meets it.
+pub struct Visit<'a> {
+    pub hash: &'a Hash,
+    pub bytes: &'a [u8],
+    /// The path (in nibbles) from the root to this node.
+    pub path: &'a [u8],
+    /// The full keys (in nibbles) of the leaves in this node, embedded ones included.
+    pub leaves: Vec<Vec<u8>>,
+    /// Stored nodes found and not yet visited.
+    pub pending: usize,
+}
+
+/// Visits every stored node reachable from `root` depth first, children in nibble order, so
+/// that the paths visited only ever grow in key order (what a progress figure needs).
+/// `visit` returning false stops the walk. Fails on a missing or corrupt node.
+pub fn walk(
+    store: &dyn NodeStore,
+    root: Hash,
+    visit: &mut dyn FnMut(Visit<'_>) -> bool,
+) -> Result<()> {
+    if root == EMPTY_ROOT {
+        return Ok(());
+    }
+    let mut stack: Vec<(Hash, Vec<u8>)> = vec![(root, Vec::new())];
+    while let Some((h, path)) = stack.pop() {
+        let bytes = store.node(&h).ok_or(Error::MissingNode(h))?;
+        let node = decode(&bytes).map_err(|e| Error::BadNode(h, e))?;
+        let mut children = Vec::new();
+        let mut leaves = Vec::new();
+        ordered_children(&node, &path, &mut children, &mut leaves);
+        // Pushed in reverse, so that the lowest nibble is visited first.
+        stack.extend(children.into_iter().rev());
+        let go_on = visit(Visit {
+            hash: &h,
+            bytes: &bytes,
+            path: &path,
+            leaves,
+            pending: stack.len(),
+        });
+        if !go_on {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn ordered_children(
+    node: &Node,
+    path: &[u8],
+    children: &mut Vec<(Hash, Vec<u8>)>,
+    leaves: &mut Vec<Vec<u8>>,
+) {
+    let child = |c: &Child,
+                 p: Vec<u8>,
+                 children: &mut Vec<(Hash, Vec<u8>)>,
+                 leaves: &mut Vec<Vec<u8>>| match c {
+        Child::Hash(h) => children.push((*h, p)),
+        Child::Node(n) => ordered_children(n, &p, children, leaves),
+        Child::Empty => {}
+    };
+    match node {
+        Node::Leaf { path: rest, .. } => leaves.push(concat(path, rest)),
+        Node::Extension {
+            path: rest,
+            child: c,
+        } => child(c, concat(path, rest), children, leaves),
+        Node::Branch { children: cs, .. } => {
+            for (i, c) in cs.iter().enumerate() {
+                let mut p = path.to_vec();
+                p.push(i as u8);
+                child(c, p, children, leaves);
+            }
+        }
+    }
+}
+
 fn push_children(node: &Node, stack: &mut Vec<Hash>) {
     let mut child = |c: &Child| match c {
         Child::Hash(h) => stack.push(*h),
