@@ -215,7 +215,136 @@ fn main() {
             n_transfers as f64 / secs
         ));
     }
+    // State migration of a big state while blocks keep being sealed.
+    if let Some(r) = migration(&senders, &v) {
+        results.extend(r);
+    }
+    // The trie-node cache saved and loaded, beside dd and a plain read of the same bytes.
+    if let Some(r) = cache_save_load(&genesis, &work) {
+        results.extend(r);
+    }
     for r in results {
         println!("RESULT {r}");
     }
+}
+
+/// Seals `blocks` blocks of `per_block` transfers from `senders` (pre-signed and admitted
+/// before each block's clock starts); the transfers per second of sealing.
+fn seal_rate(
+    chain: &Chain,
+    v: &SecretKey,
+    senders: &[SecretKey],
+    nonces: &mut [u64],
+    blocks: usize,
+    per_block: usize,
+) -> f64 {
+    let mut price = [0u8; 32];
+    price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
+    let mut sealing = std::time::Duration::ZERO;
+    for b in 0..blocks {
+        for i in 0..per_block {
+            let s = (b * per_block + i) % senders.len();
+            let mut to = [0x5a; 20];
+            to[12..].copy_from_slice(&((b * per_block + i) as u64).to_be_bytes());
+            let mut tx = Transaction::ValueTransfer(ValueTransfer {
+                nonce: nonces[s],
+                gas_price: price,
+                gas: 21_000,
+                to: Address(to),
+                value: u256(1),
+                from: senders[s].address(),
+                signatures: Vec::new(),
+            });
+            tx.sign(&senders[s], chain.chain_id());
+            chain.submit(tx).unwrap();
+            nonces[s] += 1;
+        }
+        let t = Instant::now();
+        chain.seal(v).unwrap().unwrap();
+        sealing += t.elapsed();
+    }
+    (blocks * per_block) as f64 / sealing.as_secs_f64()
+}
+
+fn migration(senders: &[SecretKey], v: &SecretKey) -> Option<Vec<String>> {
+    let accounts = env("ADMIN_MIGRATION_ACCOUNTS", 1_000_000) as u64;
+    if accounts == 0 {
+        return None;
+    }
+    let mut genesis = Genesis::dev(v.address(), u256(1 << 100));
+    for s in senders {
+        genesis.alloc.insert(s.address(), u256(1 << 100));
+    }
+    for i in 0..accounts {
+        let mut a = [0x77u8; 20];
+        a[12..].copy_from_slice(&i.to_be_bytes());
+        genesis.alloc.insert(Address(a), u256(1));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let chain = std::sync::Arc::new(Chain::open(dir.path(), &genesis).unwrap());
+    let mut nonces = vec![0u64; senders.len()];
+    let quiet = seal_rate(&chain, v, senders, &mut nonces, 10, 1000);
+    let (nodes_before, bytes_before) = chain.node_file_usage();
+    let t = Instant::now();
+    chain.start_state_migration().unwrap();
+    let mut blocks = 0;
+    let mut during = Vec::new();
+    while chain.state_migration_status().is_migration {
+        during.push(seal_rate(&chain, v, senders, &mut nonces, 1, 1000));
+        blocks += 1;
+    }
+    let took = t.elapsed().as_secs_f64();
+    let s = chain.state_migration_status();
+    assert_eq!(s.err, "null");
+    let (nodes_after, bytes_after) = chain.node_file_usage();
+    let busy = if during.is_empty() {
+        0.0
+    } else {
+        during.iter().sum::<f64>() / during.len() as f64
+    };
+    println!(
+        "state migration of {} accounts: {took:.2} s ({} nodes copied; node file {nodes_before} nodes / {bytes_before} bytes -> {nodes_after} / {bytes_after}); sealing {quiet:.0} tx/s before, {busy:.0} tx/s during ({blocks} blocks)",
+        accounts + senders.len() as u64 + 1,
+        s.committed
+    );
+    Some(vec![
+        format!("migration_secs={took:.2}"),
+        format!("sealing_during_migration_vs_quiet={:.2}", busy / quiet),
+    ])
+}
+
+fn cache_save_load(genesis: &Genesis, work: &tempfile::TempDir) -> Option<Vec<String>> {
+    let dir = work.path().join("cache");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The chain of the first part: its genesis and imported blocks fill the cache.
+    let chain = std::sync::Arc::new(Chain::open(&work.path().join("t"), genesis).unwrap());
+    // Touch every node of the head's state so that the cache holds the whole state.
+    chain.dump(None).unwrap();
+    let (entries, bytes, _) = chain.node_cache_usage();
+    let t = Instant::now();
+    chain.save_node_cache(&dir).unwrap();
+    chain.wait_for_cache_save();
+    let save = t.elapsed().as_secs_f64();
+    let file = dir.join("fastcache").join("nodes.bin");
+    let size = std::fs::metadata(&file).unwrap().len();
+    let dd_secs = dd(work.path(), size);
+    let t = Instant::now();
+    let read = std::fs::read(&file).unwrap().len();
+    let read_secs = t.elapsed().as_secs_f64();
+    assert_eq!(read as u64, size);
+    let t = Instant::now();
+    let loaded = chain_node::chain::cachefile::load(&dir, &chain.genesis_hash().unwrap())
+        .unwrap()
+        .unwrap();
+    let load = t.elapsed().as_secs_f64();
+    println!(
+        "trie-node cache: {entries} nodes ({bytes} bytes in memory, {size} on disk): saved in {save:.3} s (dd {dd_secs:.3} s: {:.2}x), loaded and checked in {load:.3} s (reading the file {read_secs:.3} s: {:.2}x), {} nodes",
+        save / dd_secs,
+        load / read_secs,
+        loaded.1.len()
+    );
+    Some(vec![
+        format!("cache_save_vs_dd={:.2}", save / dd_secs),
+        format!("cache_load_vs_read={:.2}", load / read_secs),
+    ])
 }

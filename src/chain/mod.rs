@@ -400,6 +400,18 @@ impl Chain {
         }
     }
 
+    /// Waits for a running cache save to end.
+    pub fn wait_for_cache_save(&self) {
+        let saving = self
+            .save_thread
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(t) = saving {
+            let _ = t.join();
+        }
+    }
+
     /// Starts saving the trie-node cache to `<datadir>/fastcache` in the background
     /// (`trie-cache-save` thread); the outcome is logged. Fails when the cache is disabled
     /// or a save is running (the reference's texts).
