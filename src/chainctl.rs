@@ -213,7 +213,7 @@ fn method_command(m: &'static MethodSpec) -> Command {
     if params.is_empty() {
         params.push_str("\n  none");
     }
-    Command::new(method)
+    let command = Command::new(method)
         .about(m.summary)
         .after_help(format!(
             "JSON-RPC method {}. Parameters, in order:{params}{}",
@@ -240,7 +240,78 @@ it parses as JSON (a string parameter only as a quoted JSON string or null), els
 Key data is given as - and read from standard input, or left out to be prompted for on a \
 terminal (written out, it is refused)",
                 ),
+        );
+    if m.name == WATCHED {
+        command.arg(
+            Arg::new("watch")
+                .long("watch")
+                .action(clap::ArgAction::SetTrue)
+                .help(
+                    "Follow the running migration (a progress bar on a terminal, one line a \
+second otherwise) until it ends, then print its status; exit 1 if it ended with an error",
+                ),
         )
+    } else {
+        command
+    }
+}
+
+/// The method `--watch` follows.
+const WATCHED: &str = "admin_stateMigrationStatus";
+
+/// `chainctl admin stateMigrationStatus --watch`: polls until no migration runs, showing
+/// its progress; the final status is printed. A migration that ended with an error fails.
+fn watch_migration(client: &mut Client, out: &mut impl Write) -> Result<(), Failure> {
+    use std::io::IsTerminal;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(10_000);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("State migration [{bar:40}] {msg}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        b
+    });
+    let mut last_line = std::time::Instant::now() - std::time::Duration::from_secs(1);
+    let status = loop {
+        let s = client.call(WATCHED, Vec::new()).map_err(Failure::from)?;
+        let progress = s["progress"].as_f64().unwrap_or(0.0);
+        let text = format!(
+            "{progress:.1}% block {} read {} committed {} pending {}",
+            s["migrationBlockNumber"], s["read"], s["committed"], s["pending"]
+        );
+        match &bar {
+            Some(b) => {
+                b.set_position((progress * 100.0) as u64);
+                b.set_message(text);
+            }
+            None if last_line.elapsed() >= std::time::Duration::from_secs(1) => {
+                eprintln!("{text}");
+                last_line = std::time::Instant::now();
+            }
+            None => {}
+        }
+        if !s["isMigration"].as_bool().unwrap_or(false) {
+            break s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    if let Some(b) = bar {
+        b.finish();
+    }
+    writeln!(out, "{}", console::render(&status))
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure {
+            code: 1,
+            message: format!("error: cannot write output: {e}"),
+        })?;
+    match status["err"].as_str() {
+        Some("null") | None => Ok(()),
+        Some(e) => Err(Failure {
+            code: 1,
+            message: format!("error: the state migration ended with: {e}"),
+        }),
+    }
 }
 
 /// A failed command: the line for stderr and the exit code (1 the call failed, 2 bad usage).
@@ -688,6 +759,10 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                 .get_many::<String>("args")
                 .map(|v| v.cloned().collect())
                 .unwrap_or_default();
+            if name == WATCHED && args_m.get_flag("watch") {
+                let mut client = connect(&endpoint, defaulted)?;
+                return watch_migration(&mut client, out);
+            }
             let mut params = assemble_args(m, &args, key_data_from_stdin)?;
             let how = "give - to read it from standard input";
             fill(Some(m), &name, &mut params, &mut source, how)?;

@@ -886,3 +886,183 @@ fn the_debug_methods_describe_the_chain() {
     make_more(&n, 1);
     assert_eq!(ok(call("chain_blockNumber", json!([]))), json!("0x2"));
 }
+
+/// State migration through the binary while transfers keep arriving: the status moves to
+/// 100% without going back, the current state is whole afterwards, a state older than the
+/// migration's block is gone with a clear error; stop and a second start are errors when
+/// they do not apply.
+#[test]
+fn state_migration_under_load() {
+    let n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "admin,chain,debug",
+    ]);
+    let url = n.http.clone().unwrap();
+    let call = |m: &str, p: Value| http_call(&url, m, p);
+    let to = "0x3535353535353535353535353535353535353535";
+    make_blocks(&n, 5);
+    assert_eq!(
+        err(call("admin_stopStateMigration", json!([]))),
+        (-32000, "not in migration".to_string())
+    );
+    let idle = ok(call("admin_stateMigrationStatus", json!([])));
+    assert_eq!(
+        idle,
+        json!({"committed": 0, "err": "null", "isMigration": false, "migrationBlockNumber": 0,
+               "pending": 0, "progress": 0.0, "read": 0})
+    );
+    let key = dev_key(&n);
+    let sending = std::sync::atomic::AtomicBool::new(true);
+    std::thread::scope(|s| {
+        // Transfers keep coming during the migration.
+        s.spawn(|| {
+            let mut nonce = 5;
+            while sending.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut tx = Transaction::ValueTransfer(ValueTransfer {
+                    nonce,
+                    gas_price: u256(25_000_000_000),
+                    gas: 21_000,
+                    to: Address::parse_lenient(to).unwrap(),
+                    value: u256(1),
+                    from: key.address(),
+                    signatures: Vec::new(),
+                });
+                tx.sign(&key, 1000);
+                let r = http_call(
+                    &url,
+                    "chain_sendRawTransaction",
+                    json!([format!("0x{}", hex::encode(tx.encode()))]),
+                );
+                assert!(r.get("result").is_some(), "{r}");
+                nonce += 1;
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let start_block = ok(call("chain_blockNumber", json!([])));
+        assert_eq!(
+            ok(call("admin_startStateMigration", json!([]))),
+            Value::Null
+        );
+        let mut last = -1.0;
+        let status = loop {
+            let s = ok(call("admin_stateMigrationStatus", json!([])));
+            let p = s["progress"].as_f64().unwrap();
+            assert!(p >= last, "progress went back: {last} -> {s}");
+            last = p;
+            if !s["isMigration"].as_bool().unwrap() {
+                break s;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        sending.store(false, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(status["err"], json!("null"), "{status}");
+        assert_eq!(status["progress"], json!(100.0));
+        let m = status["migrationBlockNumber"].as_u64().unwrap();
+        let start = u64::from_str_radix(start_block.as_str().unwrap().trim_start_matches("0x"), 16)
+            .unwrap();
+        assert!(m >= start, "{status}");
+        // The state as of the head is whole, and still moving.
+        let balance = |b: &str| call("chain_getBalance", json!([to, b]));
+        assert!(ok(balance("latest")).as_str().unwrap() != "0x0");
+        assert_eq!(
+            err(balance("0x1")),
+            (
+                -32000,
+                format!("the state of block 1 was removed by a state migration; states are kept from block {m} on")
+            )
+        );
+        ok(balance(&format!("0x{m:x}")));
+        assert_eq!(
+            ok(call("debug_dumpBlock", json!([m])))["accounts"][to]["nonce"],
+            json!(0)
+        );
+    });
+    let head = ok(call("chain_blockNumber", json!([])));
+    make_more_after(&n, &head);
+}
+
+/// Seals one more transfer after whatever the developer account sent.
+fn make_more_after(n: &Node, _head: &Value) {
+    let url = n.http.clone().unwrap();
+    let dev = std::fs::read_to_string(n.datadir.path().join("dev-account")).unwrap();
+    let nonce = ok(http_call(
+        &url,
+        "chain_getTransactionCount",
+        json!([dev.trim(), "pending"]),
+    ));
+    let nonce = u64::from_str_radix(nonce.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    make_more(n, nonce);
+}
+
+fn chainctl(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_chainctl"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The operator's cron lines: `chainctl admin exportChain`, `importChain` and
+/// `saveTrieNodeCacheToDisk` exit 0 on success, and 1 with one clear line on standard error
+/// on failure; `stateMigrationStatus --watch` follows a migration to its end.
+#[test]
+fn chainctl_admin_in_a_cron_like_script() {
+    let n = dev_node();
+    make_blocks(&n, 2);
+    let ipc = n.ipc.clone().unwrap();
+    let ep = ipc.to_str().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("backup.rlp.gz");
+    let f = file.to_str().unwrap();
+    for (args, code, stderr) in [
+        (vec!["admin", "exportChain", f], 0, String::new()),
+        (
+            vec!["admin", "exportChain", f],
+            1,
+            "error -32000: location would overwrite an existing file\n".to_string(),
+        ),
+        (vec!["admin", "importChain", f], 0, String::new()),
+        (
+            vec!["admin", "importChain", "/no/such/file.rlp"],
+            1,
+            "error -32000: open /no/such/file.rlp: no such file or directory\n".to_string(),
+        ),
+        (vec!["admin", "saveTrieNodeCacheToDisk"], 0, String::new()),
+    ] {
+        let mut all = vec!["--endpoint", ep];
+        all.extend(args.iter().copied());
+        let r = chainctl(&all);
+        assert_eq!(r.status.code(), Some(code), "{args:?}: {r:?}");
+        assert_eq!(String::from_utf8_lossy(&r.stderr), stderr, "{args:?}");
+        if code == 0 {
+            assert!(
+                !String::from_utf8_lossy(&r.stdout).is_empty(),
+                "{args:?} printed its result"
+            );
+        }
+    }
+    assert!(file.exists());
+
+    // --watch on a migration: the final status, progress 100.
+    let r = chainctl(&["--endpoint", ep, "admin", "startStateMigration"]);
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
+    let r = chainctl(&["--endpoint", ep, "admin", "stateMigrationStatus", "--watch"]);
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
+    let status: Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(
+        (
+            status["isMigration"].clone(),
+            status["progress"].clone(),
+            status["err"].clone()
+        ),
+        (json!(false), json!(100.0), json!("null")),
+        "{status}"
+    );
+}
