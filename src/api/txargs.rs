@@ -337,24 +337,31 @@ impl TxArgs {
 /// How the sender's key is had: decrypted from its key file, or the unlocked one.
 pub type KeySource<'a> = Box<dyn FnOnce() -> Result<SecretKey> + 'a>;
 
-/// The send path: the sender's nonce lock when the nonce is left out (reference 6.4), the
-/// nonce and defaults filled, the key had (after every argument check), the transaction
-/// signed for the node's chain and submitted; its hash.
+/// The send path: the transaction built and checked, the key had (after every argument
+/// check), then, under the sender's nonce lock when the nonce is left out (reference 6.4),
+/// the nonce filled, the signature for the node's chain, the submission; its hash. The lock
+/// is taken after the key is decrypted, not across it (STYLE.md: no lock across scrypt): the
+/// nonces of concurrent sends are still consecutive, since the lock covers reading the pending
+/// nonce up to the pool's answer.
 pub fn send(chain: &Chain, args: &TxArgs, key: KeySource<'_>) -> Result<[u8; 32]> {
     let given = args.nonce()?;
+    let account_key = chain
+        .account(&args.from, None)?
+        .map_or(AccountKey::Legacy, |a| a.key);
+    let mut tx = args.build(chain, given.unwrap_or(0), &account_key)?;
+    let key = key()?;
     let lock = given.is_none().then(|| chain.nonce_lock(&args.from));
     let _held = lock
         .as_ref()
         .map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
-    let nonce = match given {
-        Some(n) => n,
-        None => chain.pending_nonce(&args.from)?,
-    };
-    let account_key = chain
-        .account(&args.from, None)?
-        .map_or(AccountKey::Legacy, |a| a.key);
-    let mut tx = args.build(chain, nonce, &account_key)?;
-    let key = key()?;
+    if given.is_none() {
+        let nonce = chain.pending_nonce(&args.from)?;
+        match &mut tx {
+            Transaction::Legacy(t) => t.nonce = nonce,
+            Transaction::ValueTransfer(t) => t.nonce = nonce,
+            Transaction::AccountUpdate(t) => t.nonce = nonce,
+        }
+    }
     tx.sign(&key, chain.chain_id());
     drop(key);
     Ok(chain.submit(tx)?)
