@@ -337,17 +337,22 @@ fn cache_save_load(chain: &std::sync::Arc<Chain>, work: &tempfile::TempDir) -> V
     let read = std::fs::read(&file).unwrap().len();
     let read_secs = t.elapsed().as_secs_f64();
     assert_eq!(read as u64, size);
+    // Into a cache of its own, as a node starting up loads it (each node is checked against
+    // its hash when first served).
+    let fresh = chain_node::trie::cache::NodeCache::new(4 << 30);
     let t = Instant::now();
-    let loaded = chain_node::chain::cachefile::load(&dir, &chain.genesis_hash().unwrap())
-        .unwrap()
-        .unwrap();
+    let loaded =
+        chain_node::chain::cachefile::load_into(&fresh, &dir, &chain.genesis_hash().unwrap())
+            .unwrap()
+            .unwrap();
     let load = t.elapsed().as_secs_f64();
     println!(
-        "trie-node cache: {entries} nodes ({bytes} bytes in memory, {size} on disk): saved in {save:.3} s (dd {dd_secs:.3} s: {:.2}x), loaded and checked in {load:.3} s (reading the file {read_secs:.3} s: {:.2}x), {} nodes",
+        "trie-node cache: {entries} nodes ({bytes} bytes in memory, {size} on disk): saved in {save:.3} s (dd {dd_secs:.3} s: {:.2}x), loaded in {load:.3} s (reading the file {read_secs:.3} s: {:.2}x), {} nodes",
         save / dd_secs,
         load / read_secs,
-        loaded.1.len()
+        loaded.1
     );
+    drop(fresh);
     vec![
         format!("cache_save_vs_dd={:.2}", save / dd_secs),
         format!("cache_load_vs_read={:.2}", load / read_secs),

@@ -627,7 +627,10 @@ fn the_trie_node_cache_is_saved_and_loaded() {
     std::fs::write(dir.path().join("fastcache/nodes.bin"), &bytes).unwrap();
     let n = Node::start_in(dir, &args);
     let warned = wait_for_log(&n, "Ignored the saved trie node cache");
-    assert!(warned.contains("does not match its hash"), "{warned}");
+    assert!(
+        warned.contains("damaged: its checksum does not match"),
+        "{warned}"
+    );
     assert!(!n.log_text().contains("Loaded the trie node cache"));
     assert_eq!(
         ok(http_call(

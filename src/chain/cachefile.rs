@@ -3,25 +3,27 @@
 //! up loads it back.
 //!
 //! One file, `fastcache/nodes.bin`: the magic `CHAINDTC`, a format version (u32), the
-//! genesis hash of the chain it belongs to, the number of nodes (u64), then each node as its
-//! hash, its length (u32) and its bytes (all big-endian). It is written into a temporary
-//! directory beside `fastcache`, synced, and renamed into place (the previous save is
-//! removed just before): a crash leaves the previous save or none. Nothing loaded is
-//! trusted: a file of another chain, a cut or malformed file, or a single node that does not
-//! hash to its key makes the whole file ignored, with a warning in the log.
+//! genesis hash of the chain it belongs to, the number of nodes (u64), the CRC-32 of what
+//! follows (u32), then each node as its hash, its length (u32) and its bytes (all
+//! big-endian). It is written into a temporary directory beside `fastcache`, synced, and
+//! renamed into place (the previous save is removed just before): a crash leaves the
+//! previous save or none. Nothing loaded is trusted: a file of another chain, a cut,
+//! malformed or damaged file (the checksum) is ignored whole, with a warning in the log; and
+//! each node is checked against its hash when the cache first serves it (one that fails is
+//! dropped and logged). Checking every hash at load would take several times as long as
+//! reading the file.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::crypto::keccak256;
 use crate::trie::cache::NodeCache;
 
 pub const DIR_NAME: &str = "fastcache";
 pub const FILE_NAME: &str = "nodes.bin";
 const MAGIC: &[u8; 8] = b"CHAINDTC";
-const VERSION: u32 = 1;
-const HEAD: usize = 8 + 4 + 32 + 8;
+const VERSION: u32 = 2;
+const HEAD: usize = 8 + 4 + 32 + 8 + 4;
 
 /// The nodes of a saved cache file, each as its hash and where its bytes are. Fails when the
 /// file is not one, belongs to another chain, or is cut short. A pure function of the bytes.
@@ -44,6 +46,10 @@ pub fn parse(
         ));
     }
     let count = u64::from_be_bytes(head[44..52].try_into().expect("8 bytes"));
+    let crc = u32::from_be_bytes(head[52..56].try_into().expect("4 bytes"));
+    if crc32fast::hash(&bytes[HEAD..]) != crc {
+        return Err("damaged: its checksum does not match".into());
+    }
     let mut at = HEAD;
     let mut out = Vec::with_capacity(count.min(1 << 24) as usize);
     for i in 0..count {
@@ -88,17 +94,28 @@ pub fn save(
         w.write_all(genesis).map_err(io)?;
         w.write_all(&(entries.len() as u64).to_be_bytes())
             .map_err(io)?;
+        // The checksum's place; written once the body is.
+        w.write_all(&[0; 4]).map_err(io)?;
+        let mut crc = crc32fast::Hasher::new();
         for (i, (hash, node)) in entries.iter().enumerate() {
             if i % 65_536 == 0 && stop.load(Ordering::Relaxed) {
                 return Err("stopped: the node is shutting down".to_string());
             }
+            let len = (node.len() as u32).to_be_bytes();
+            crc.update(hash);
+            crc.update(&len);
+            crc.update(node);
             w.write_all(hash).map_err(io)?;
-            w.write_all(&(node.len() as u32).to_be_bytes())
-                .map_err(io)?;
+            w.write_all(&len).map_err(io)?;
             w.write_all(node).map_err(io)?;
         }
         w.flush().map_err(io)?;
         drop(w);
+        {
+            use std::os::unix::fs::FileExt;
+            file.write_all_at(&crc.finalize().to_be_bytes(), (HEAD - 4) as u64)
+                .map_err(io)?;
+        }
         file.sync_all().map_err(io)?;
         let bytes = file.metadata().map_err(io)?.len();
         crate::datadir::atomic::sync_dir(&temp).map_err(|e| e.to_string())?;
@@ -118,13 +135,18 @@ pub fn save(
     result
 }
 
-/// The saved cache of `datadir` for the chain of `genesis`, every node checked against its
-/// hash (on every core). `Ok(None)` when there is none.
-#[allow(clippy::type_complexity)]
-pub fn load(
-    datadir: &Path,
-    genesis: &[u8; 32],
-) -> Result<Option<(PathBuf, Vec<([u8; 32], Vec<u8>)>)>, String> {
+/// A loaded cache file: its bytes and where each node is in them.
+#[derive(Debug)]
+pub struct Loaded {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub index: Vec<([u8; 32], std::ops::Range<usize>)>,
+}
+
+/// The saved cache of `datadir` for the chain of `genesis`, checked whole (header, chain,
+/// checksum, structure); the nodes' hashes are the cache's to check when it serves them.
+/// `Ok(None)` when there is none.
+pub fn load(datadir: &Path, genesis: &[u8; 32]) -> Result<Option<Loaded>, String> {
     let path = datadir.join(DIR_NAME).join(FILE_NAME);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
@@ -132,41 +154,40 @@ pub fn load(
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
     let index = parse(&bytes, genesis).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some(Loaded { path, bytes, index }))
+}
+
+/// Loads the saved cache of `datadir` (see [`load`]) into `cache` from every core, each node
+/// to be checked when first served. The file and the number of nodes; `Ok(None)` when there
+/// is no saved cache.
+pub fn load_into(
+    cache: &NodeCache,
+    datadir: &Path,
+    genesis: &[u8; 32],
+) -> Result<Option<(PathBuf, usize)>, String> {
+    let Some(loaded) = load(datadir, genesis)? else {
+        return Ok(None);
+    };
+    let count = loaded.index.len();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = index.len().div_ceil(threads).max(1);
-    let bad = std::thread::scope(|s| {
-        let handles: Vec<_> = index
-            .chunks(chunk)
-            .map(|c| {
-                let bytes = &bytes;
-                s.spawn(move || {
-                    c.iter()
-                        .find(|(h, r)| keccak256(&bytes[r.clone()]) != *h)
-                        .map(|(h, _)| *h)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .find_map(|h| h.join().expect("a check thread panicked"))
+    let chunk = count.div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        for part in loaded.index.chunks(chunk) {
+            let bytes = &loaded.bytes;
+            s.spawn(move || {
+                for (h, r) in part {
+                    cache.insert_unchecked(*h, std::sync::Arc::from(&bytes[r.clone()]));
+                }
+            });
+        }
     });
-    if let Some(h) = bad {
-        return Err(format!(
-            "{}: node 0x{} does not match its hash",
-            path.display(),
-            hex::encode(h)
-        ));
-    }
-    let nodes = index
-        .into_iter()
-        .map(|(h, r)| (h, bytes[r].to_vec()))
-        .collect();
-    Ok(Some((path, nodes)))
+    Ok(Some((loaded.path, count)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::keccak256;
     use std::sync::Arc;
 
     fn cache_of(nodes: &[&str]) -> NodeCache {
@@ -182,11 +203,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let g = [7u8; 32];
         let stop = AtomicBool::new(false);
-        assert_eq!(load(dir.path(), &g).unwrap().map(|x| x.1), None);
+        assert!(load(dir.path(), &g).unwrap().is_none());
         save(&cache_of(&["one"]), dir.path(), &g, &stop).unwrap();
         let (n, _) = save(&cache_of(&["alpha", "beta"]), dir.path(), &g, &stop).unwrap();
         assert_eq!(n, 2);
-        let (_, mut nodes) = load(dir.path(), &g).unwrap().unwrap();
+        let loaded = load(dir.path(), &g).unwrap().unwrap();
+        let mut nodes: Vec<([u8; 32], Vec<u8>)> = loaded
+            .index
+            .iter()
+            .map(|(h, r)| (*h, loaded.bytes[r.clone()].to_vec()))
+            .collect();
         nodes.sort();
         let mut want = vec![
             (keccak256(b"alpha"), b"alpha".to_vec()),
@@ -218,27 +244,38 @@ mod tests {
         );
         let path = dir.path().join(DIR_NAME).join(FILE_NAME);
         let good = std::fs::read(&path).unwrap();
-        std::fs::write(&path, &good[..good.len() - 1]).unwrap();
-        assert!(load(dir.path(), &g)
-            .unwrap_err()
-            .ends_with("cut short at node 1"));
+        let refused = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            load(dir.path(), &g).unwrap_err()
+        };
+        // Cut, or a byte changed: the checksum.
+        assert!(refused(&good[..good.len() - 1]).ends_with("damaged: its checksum does not match"));
+        let mut damaged = good.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        assert!(refused(&damaged).ends_with("damaged: its checksum does not match"));
+        // The structure is checked too (files whose checksum was made to fit).
+        let fit = |mut b: Vec<u8>| {
+            let crc = crc32fast::hash(&b[HEAD..]).to_be_bytes();
+            b[HEAD - 4..HEAD].copy_from_slice(&crc);
+            b
+        };
+        assert!(refused(&fit(good[..good.len() - 1].to_vec())).ends_with("cut short at node 1"));
+        let mut extra = good.clone();
+        extra.push(0);
+        assert!(refused(&fit(extra)).ends_with("1 bytes after the last node"));
+        assert!(refused(b"garbage").ends_with("shorter than its header"));
+        // A node that does not hash to its key loads, and the cache never serves it.
         let mut forged = good.clone();
         let last = forged.len() - 1;
         forged[last] ^= 1;
-        std::fs::write(&path, &forged).unwrap();
-        assert!(load(dir.path(), &g)
-            .unwrap_err()
-            .ends_with("does not match its hash"));
-        std::fs::write(&path, b"garbage").unwrap();
-        assert!(load(dir.path(), &g)
-            .unwrap_err()
-            .ends_with("shorter than its header"));
-        let mut extra = good;
-        extra.push(0);
-        std::fs::write(&path, &extra).unwrap();
-        assert!(load(dir.path(), &g)
-            .unwrap_err()
-            .ends_with("1 bytes after the last node"));
+        std::fs::write(&path, fit(forged)).unwrap();
+        let cache = NodeCache::new(1 << 20);
+        let (_, count) = load_into(&cache, dir.path(), &g).unwrap().unwrap();
+        assert_eq!(count, 2);
+        assert!(
+            cache.get(&keccak256(b"alpha")).is_some() != cache.get(&keccak256(b"beta")).is_some()
+        );
     }
 
     #[test]

@@ -478,15 +478,11 @@ impl Chain {
             Ok(g) => g,
             Err(_) => return,
         };
-        match cachefile::load(datadir, &genesis) {
+        match cachefile::load_into(&self.nodes, datadir, &genesis) {
             Ok(None) => {}
-            Ok(Some((path, nodes))) => {
-                let count = nodes.len();
+            Ok(Some((path, count))) => {
                 self.cache_loaded
                     .store(count, std::sync::atomic::Ordering::Relaxed);
-                for (h, n) in nodes {
-                    self.nodes.insert(h, n.into());
-                }
                 crate::log::info(
                     "Loaded the trie node cache",
                     &[

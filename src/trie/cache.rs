@@ -16,9 +16,16 @@ const SHARDS: usize = 16;
 /// What an entry costs besides its bytes (key, map slot, queue slot, `Arc` header).
 const ENTRY_OVERHEAD: usize = 96;
 
+/// A cached node; one loaded from a saved cache file is checked against its hash the first
+/// time it is served.
+struct Entry {
+    node: Arc<[u8]>,
+    checked: bool,
+}
+
 #[derive(Default)]
 struct Shard {
-    map: HashMap<Hash, Arc<[u8]>>,
+    map: HashMap<Hash, Entry>,
     /// Insertion order, for eviction.
     order: VecDeque<Hash>,
     bytes: usize,
@@ -55,22 +62,47 @@ impl NodeCache {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The node with this hash, if cached.
+    /// The node with this hash, if cached. A node not yet checked (loaded from a saved
+    /// cache) is checked against its hash first; one that fails is dropped, never served.
     pub fn get(&self, hash: &Hash) -> Option<Arc<[u8]>> {
         if self.shard_budget == 0 {
             return None;
         }
-        self.shard(hash).map.get(hash).cloned()
+        let mut s = self.shard(hash);
+        let e = s.map.get_mut(hash)?;
+        if !e.checked {
+            if crate::crypto::keccak256(&e.node) != *hash {
+                let bad = s.map.remove(hash).expect("just found");
+                s.bytes -= bad.node.len() + ENTRY_OVERHEAD;
+                drop(s);
+                crate::log::warn(
+                    "A node of the saved trie node cache does not match its hash; dropped",
+                    &[("hash", &format!("0x{}", hex::encode(hash)))],
+                );
+                return None;
+            }
+            e.checked = true;
+        }
+        Some(e.node.clone())
     }
 
     /// Keeps `node` under `hash`, forgetting the shard's oldest entries when over budget.
     pub fn insert(&self, hash: Hash, node: Arc<[u8]>) {
+        self.put(hash, node, true);
+    }
+
+    /// Keeps a node read from a saved cache file, to be checked when first served.
+    pub fn insert_unchecked(&self, hash: Hash, node: Arc<[u8]>) {
+        self.put(hash, node, false);
+    }
+
+    fn put(&self, hash: Hash, node: Arc<[u8]>, checked: bool) {
         let cost = node.len() + ENTRY_OVERHEAD;
         if cost > self.shard_budget {
             return;
         }
         let mut s = self.shard(&hash);
-        if s.map.insert(hash, node).is_some() {
+        if s.map.insert(hash, Entry { node, checked }).is_some() {
             return;
         }
         s.order.push_back(hash);
@@ -80,7 +112,7 @@ impl NodeCache {
                 break;
             };
             if let Some(n) = s.map.remove(&old) {
-                s.bytes -= n.len() + ENTRY_OVERHEAD;
+                s.bytes -= n.node.len() + ENTRY_OVERHEAD;
             }
         }
     }
@@ -98,7 +130,7 @@ impl NodeCache {
             out.extend(
                 s.order
                     .iter()
-                    .filter_map(|h| s.map.get(h).map(|n| (*h, n.clone()))),
+                    .filter_map(|h| s.map.get(h).map(|e| (*h, e.node.clone()))),
             );
         }
         out
@@ -135,6 +167,23 @@ mod tests {
         assert_eq!(c.get(&h(1)), None, "the oldest went");
         assert!(c.get(&h(4)).is_some() && c.get(&h(3)).is_some());
         assert_eq!(c.usage(), (3, 3 * (ENTRY_OVERHEAD + 4)));
+    }
+
+    #[test]
+    fn an_unchecked_node_is_checked_when_first_served() {
+        let c = NodeCache::new(1 << 20);
+        let good = b"a node".to_vec();
+        let h = crate::crypto::keccak256(&good);
+        c.insert_unchecked(h, Arc::from(&good[..]));
+        assert_eq!(c.get(&h).as_deref(), Some(&good[..]));
+        let forged = crate::crypto::keccak256(b"something else");
+        c.insert_unchecked(forged, Arc::from(&good[..]));
+        assert_eq!(
+            c.get(&forged),
+            None,
+            "a node under another's hash is never served"
+        );
+        assert_eq!(c.usage().0, 1, "and it is gone");
     }
 
     #[test]
