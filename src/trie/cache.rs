@@ -16,11 +16,9 @@ const SHARDS: usize = 16;
 /// What an entry costs besides its bytes (key, map slot, queue slot, `Arc` header).
 const ENTRY_OVERHEAD: usize = 96;
 
-/// A cached node; one loaded from a saved cache file is checked against its hash the first
-/// time it is served.
+/// A cached node.
 struct Entry {
     node: Arc<[u8]>,
-    checked: bool,
 }
 
 #[derive(Default)]
@@ -31,9 +29,17 @@ struct Shard {
     bytes: usize,
 }
 
+/// The nodes of a saved cache file, kept as the file's bytes with an index per shard until
+/// each is first asked for (then it is checked against its hash and moved into the cache).
+struct Preloaded {
+    bytes: Vec<u8>,
+    index: Vec<HashMap<Hash, (usize, u32)>>,
+}
+
 /// A bounded cache of trie nodes by hash.
 pub struct NodeCache {
     shards: Vec<Mutex<Shard>>,
+    preloaded: std::sync::RwLock<Option<Arc<Preloaded>>>,
     /// Bytes each shard may hold; 0 disables the cache.
     shard_budget: usize,
 }
@@ -51,13 +57,14 @@ impl NodeCache {
     pub fn new(budget: usize) -> NodeCache {
         NodeCache {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            preloaded: std::sync::RwLock::new(None),
             shard_budget: budget / SHARDS,
         }
     }
 
     fn shard(&self, hash: &Hash) -> std::sync::MutexGuard<'_, Shard> {
         // The key is a hash already: its first byte spreads evenly.
-        self.shards[usize::from(hash[0]) % SHARDS]
+        self.shards[Self::shard_of(hash)]
             .lock()
             .unwrap_or_else(|p| p.into_inner())
     }
@@ -68,41 +75,68 @@ impl NodeCache {
         if self.shard_budget == 0 {
             return None;
         }
-        let mut s = self.shard(hash);
-        let e = s.map.get_mut(hash)?;
-        if !e.checked {
-            if crate::crypto::keccak256(&e.node) != *hash {
-                let bad = s.map.remove(hash).expect("just found");
-                s.bytes -= bad.node.len() + ENTRY_OVERHEAD;
+        let s = self.shard(hash);
+        match s.map.get(hash) {
+            Some(e) => Some(e.node.clone()),
+            None => {
                 drop(s);
-                crate::log::warn(
-                    "A node of the saved trie node cache does not match its hash; dropped",
-                    &[("hash", &format!("0x{}", hex::encode(hash)))],
-                );
-                return None;
+                self.from_preloaded(hash)
             }
-            e.checked = true;
         }
-        Some(e.node.clone())
+    }
+
+    /// A node of the loaded cache file: checked against its hash, then kept in the cache.
+    fn from_preloaded(&self, hash: &Hash) -> Option<Arc<[u8]>> {
+        let pre = self
+            .preloaded
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
+        let &(offset, len) = pre.index[Self::shard_of(hash)].get(hash)?;
+        let bytes = pre.bytes.get(offset..offset + len as usize)?;
+        if crate::crypto::keccak256(bytes) != *hash {
+            crate::log::warn(
+                "A node of the saved trie node cache does not match its hash; not used",
+                &[("hash", &format!("0x{}", hex::encode(hash)))],
+            );
+            return None;
+        }
+        let node: Arc<[u8]> = Arc::from(bytes);
+        self.insert(*hash, node.clone());
+        Some(node)
+    }
+
+    /// Takes the nodes of a saved cache file: `bytes` and where each node is in them, grouped
+    /// by shard (`index[shard]`: hash to offset and length). Nothing is copied or checked now;
+    /// a node is checked against its hash when first asked for.
+    pub fn preload(&self, bytes: Vec<u8>, index: Vec<HashMap<Hash, (usize, u32)>>) {
+        if self.shard_budget == 0 {
+            return;
+        }
+        *self.preloaded.write().unwrap_or_else(|p| p.into_inner()) =
+            Some(Arc::new(Preloaded { bytes, index }));
     }
 
     /// Keeps `node` under `hash`, forgetting the shard's oldest entries when over budget.
     pub fn insert(&self, hash: Hash, node: Arc<[u8]>) {
-        self.put(hash, node, true);
+        self.put(hash, node);
     }
 
-    /// Keeps a node read from a saved cache file, to be checked when first served.
-    pub fn insert_unchecked(&self, hash: Hash, node: Arc<[u8]>) {
-        self.put(hash, node, false);
+    /// Which shard holds `hash` (0..16).
+    pub fn shard_of(hash: &Hash) -> usize {
+        usize::from(hash[0]) % SHARDS
     }
 
-    fn put(&self, hash: Hash, node: Arc<[u8]>, checked: bool) {
+    /// How many shards there are.
+    pub const SHARDS: usize = SHARDS;
+
+    fn put(&self, hash: Hash, node: Arc<[u8]>) {
         let cost = node.len() + ENTRY_OVERHEAD;
         if cost > self.shard_budget {
             return;
         }
         let mut s = self.shard(&hash);
-        if s.map.insert(hash, Entry { node, checked }).is_some() {
+        if s.map.insert(hash, Entry { node }).is_some() {
             return;
         }
         s.order.push_back(hash);
@@ -170,20 +204,23 @@ mod tests {
     }
 
     #[test]
-    fn an_unchecked_node_is_checked_when_first_served() {
+    fn a_preloaded_node_is_checked_when_first_asked_for() {
         let c = NodeCache::new(1 << 20);
-        let good = b"a node".to_vec();
-        let h = crate::crypto::keccak256(&good);
-        c.insert_unchecked(h, Arc::from(&good[..]));
-        assert_eq!(c.get(&h).as_deref(), Some(&good[..]));
+        let bytes = b"a nodeforged".to_vec();
+        let good = crate::crypto::keccak256(b"a node");
         let forged = crate::crypto::keccak256(b"something else");
-        c.insert_unchecked(forged, Arc::from(&good[..]));
+        let mut index: Vec<HashMap<Hash, (usize, u32)>> = vec![HashMap::new(); SHARDS];
+        index[NodeCache::shard_of(&good)].insert(good, (0, 6));
+        index[NodeCache::shard_of(&forged)].insert(forged, (6, 6));
+        c.preload(bytes, index);
+        assert_eq!(c.usage().0, 0, "nothing is in the cache proper yet");
+        assert_eq!(c.get(&good).as_deref(), Some(&b"a node"[..]));
+        assert_eq!(c.usage().0, 1, "now it is");
         assert_eq!(
             c.get(&forged),
             None,
             "a node under another's hash is never served"
         );
-        assert_eq!(c.usage().0, 1, "and it is gone");
     }
 
     #[test]
