@@ -213,6 +213,12 @@ fn signed_transactions_resubmit_and_match_an_independent_signature() {
     // V = recovery id + 35 + 2 x chain id (1000).
     let v = number(&signed["tx"]["signatures"][0]["V"]);
     assert!(v == 2035 || v == 2036, "V {v}");
+    // Member names match whatever their case, as the reference's JSON decoding does.
+    let mixed = ok(c.call(
+        "personal_signTransaction",
+        json!([{"From": b, "TO": TO, "Value": "0x7", "NONCE": "0x0"}, "pw"]),
+    ));
+    assert_eq!(mixed["raw"], signed["raw"]);
     assert!(
         signed["tx"].get("typeInt").is_none(),
         "a legacy tx has no type members"

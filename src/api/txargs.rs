@@ -90,6 +90,29 @@ const MEMBERS: &[(&str, &str)] = &[
     ("feeRatio", r#"json:"feeRatio""#),
 ];
 
+/// Every member name of the general object, as the reference spells it.
+const KNOWN: &[&str] = &[
+    "typeInt",
+    "from",
+    "to",
+    "gas",
+    "gasPrice",
+    "maxPriorityFeePerGas",
+    "maxFeePerGas",
+    "value",
+    "nonce",
+    "data",
+    "input",
+    "codeFormat",
+    "humanReadable",
+    "key",
+    "accessList",
+    "chainId",
+    "feePayer",
+    "feeRatio",
+    "signatures",
+];
+
 /// The members each of the chain's own types has (besides `from`, `signatures`, `typeInt`).
 fn fields_of(type_int: u64) -> &'static [&'static str] {
     match type_int {
@@ -122,12 +145,27 @@ impl TxArgs {
     /// Parses the general object of `personal_sendTransaction` and the sign methods.
     /// Unknown members are ignored, as the reference ignores them.
     pub fn general(v: Value) -> Result<TxArgs> {
-        let Value::Object(mut members) = v else {
+        let Value::Object(given) = v else {
             return Err(invalid(
                 "invalid argument 0: the transaction must be a JSON object",
             ));
         };
-        members.retain(|_, v| !v.is_null());
+        // Member names match whatever their case, as the reference's JSON decoding does (an
+        // exact match wins over one that differs only in case).
+        let mut members = Map::new();
+        for (name, value) in given {
+            if value.is_null() {
+                continue;
+            }
+            let canonical = KNOWN
+                .iter()
+                .find(|k| k.eq_ignore_ascii_case(&name))
+                .map_or(name.clone(), |k| (*k).to_string());
+            if canonical != name && members.contains_key(&canonical) {
+                continue;
+            }
+            members.insert(canonical, value);
+        }
         let type_int = match members.remove("typeInt") {
             None => TYPE_LEGACY,
             Some(t) => t.as_u64().ok_or_else(|| {
@@ -187,7 +225,7 @@ impl TxArgs {
         };
         let mut obj: Map<String, Value> = members
             .into_iter()
-            .filter(|(k, _)| keep.contains(&k.as_str()))
+            .filter(|(k, _)| keep.iter().any(|x| x.eq_ignore_ascii_case(k)))
             .collect();
         obj.insert("typeInt".into(), type_int.into());
         let mut args = TxArgs::general(Value::Object(obj))?;
