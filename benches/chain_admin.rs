@@ -5,6 +5,10 @@
 //! Run: `cargo bench --bench chain_admin` (`ADMIN_EMPTY_BLOCKS`, default 100,000;
 //! `ADMIN_TRANSFERS`, default 200,000, in blocks of `ADMIN_BLOCK_TXS`, default 2,000).
 
+#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -16,19 +20,6 @@ use chain_node::crypto::{keccak256, Address, SecretKey};
 use chain_node::trie::EMPTY_ROOT;
 use chain_node::types::block::{BftExtra, Block, Header};
 use chain_node::types::transaction::{Transaction, ValueTransfer};
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn u256(v: u128) -> [u8; 32] {
-    let mut b = [0u8; 32];
-    b[16..].copy_from_slice(&v.to_be_bytes());
-    b
-}
 
 /// An empty block on `parent`, sealed by `v`.
 fn empty_block(parent: &Header, v: &SecretKey) -> Header {
@@ -88,9 +79,9 @@ fn dd(dir: &std::path::Path, bytes: u64) -> f64 {
 }
 
 fn main() {
-    let n_empty = env("ADMIN_EMPTY_BLOCKS", 100_000) as u64;
-    let n_transfers = env("ADMIN_TRANSFERS", 200_000);
-    let block_txs = env("ADMIN_BLOCK_TXS", 2_000);
+    let n_empty = common::env_or("ADMIN_EMPTY_BLOCKS", 100_000) as u64;
+    let n_transfers = common::env_or("ADMIN_TRANSFERS", 200_000);
+    let block_txs = common::env_or("ADMIN_BLOCK_TXS", 2_000);
     let v = SecretKey::from_slice(&[0x11; 32]).unwrap();
     let senders: Vec<SecretKey> = (0..1000u64)
         .map(|i| {
@@ -99,9 +90,9 @@ fn main() {
             SecretKey::from_slice(&k).unwrap()
         })
         .collect();
-    let mut genesis = Genesis::dev(v.address(), u256(1 << 100));
+    let mut genesis = Genesis::dev(v.address(), common::u256(1 << 100));
     for s in &senders {
-        genesis.alloc.insert(s.address(), u256(1 << 100));
+        genesis.alloc.insert(s.address(), common::u256(1 << 100));
     }
     let work = tempfile::tempdir().unwrap();
     let stop = AtomicBool::new(false);
@@ -179,7 +170,7 @@ fn main() {
                     gas_price: price,
                     gas: 21_000,
                     to: Address(to),
-                    value: u256(1),
+                    value: common::u256(1),
                     from: senders[s].address(),
                     signatures: Vec::new(),
                 });
@@ -250,7 +241,7 @@ fn seal_rate(
                 gas_price: price,
                 gas: 21_000,
                 to: Address(to),
-                value: u256(1),
+                value: common::u256(1),
                 from: senders[s].address(),
                 signatures: Vec::new(),
             });
@@ -270,18 +261,18 @@ fn migration(
     senders: &[SecretKey],
     v: &SecretKey,
 ) -> Option<(Vec<String>, std::sync::Arc<Chain>, tempfile::TempDir)> {
-    let accounts = env("ADMIN_MIGRATION_ACCOUNTS", 1_000_000) as u64;
+    let accounts = common::env_or("ADMIN_MIGRATION_ACCOUNTS", 1_000_000) as u64;
     if accounts == 0 {
         return None;
     }
-    let mut genesis = Genesis::dev(v.address(), u256(1 << 100));
+    let mut genesis = Genesis::dev(v.address(), common::u256(1 << 100));
     for s in senders {
-        genesis.alloc.insert(s.address(), u256(1 << 100));
+        genesis.alloc.insert(s.address(), common::u256(1 << 100));
     }
     for i in 0..accounts {
         let mut a = [0x77u8; 20];
         a[12..].copy_from_slice(&i.to_be_bytes());
-        genesis.alloc.insert(Address(a), u256(1));
+        genesis.alloc.insert(Address(a), common::u256(1));
     }
     let dir = tempfile::tempdir().unwrap();
     let chain = std::sync::Arc::new(Chain::open(dir.path(), &genesis).unwrap());

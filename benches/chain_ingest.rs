@@ -92,13 +92,6 @@ fn number(v: &Value) -> u64 {
     u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn senders() -> Vec<SecretKey> {
     (0..SENDERS)
         .map(|i| SecretKey::from_slice(&[i as u8 + 1; 32]).unwrap())
@@ -208,20 +201,10 @@ fn drive(n: &Node, per_sender: u64, until_sealed: bool) -> Figures {
     }
 }
 
-const RPC: [&str; 7] = [
-    "--rpc",
-    "--rpcaddr",
-    "127.0.0.1",
-    "--rpcport",
-    "0",
-    "--rpcapi",
-    "chain",
-];
-
 /// A `--dev` node (with `extra` arguments) whose senders the developer account funded.
 fn dev_node(extra: &[&str]) -> Node {
     let mut args = vec!["--dev"];
-    args.extend(RPC);
+    args.extend(common::http_args("chain"));
     args.extend(extra);
     let n = Node::start(&args);
     let url = n.http.clone().unwrap();
@@ -286,7 +269,7 @@ fn big_state_node(accounts: u64) -> Node {
         t.elapsed().as_secs_f64()
     );
     let mut args = vec!["--dev"];
-    args.extend(RPC);
+    args.extend(common::http_args("chain"));
     let t = Instant::now();
     let n = Node::start_in(dir, &args);
     println!(
@@ -297,7 +280,7 @@ fn big_state_node(accounts: u64) -> Node {
 }
 
 fn main() {
-    let per_sender = env_u64("INGEST_PER_SENDER", 5000);
+    let per_sender = common::env_or("INGEST_PER_SENDER", 5000);
     let runs = std::env::var("INGEST_RUNS")
         .unwrap_or_else(|_| "pool,end-to-end,end-to-end-big-state".into());
     let mut results = Vec::new();
@@ -321,7 +304,7 @@ fn main() {
                 ));
             }
             "end-to-end-big-state" => {
-                let accounts = env_u64("INGEST_STATE_ACCOUNTS", 1_000_000);
+                let accounts = common::env_or("INGEST_STATE_ACCOUNTS", 1_000_000);
                 let n = big_state_node(accounts);
                 println!(
                     "  chaind peak RSS after start: {} MiB",

@@ -8,6 +8,10 @@
 //!
 //! Run: `cargo bench --bench chain_seal` (`SEAL_ACCOUNTS`, `SEAL_BLOCK`, `SEAL_ROUNDS`).
 
+#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
 use std::time::{Duration, Instant};
 
 use chain_node::chain::genesis::Genesis;
@@ -16,19 +20,6 @@ use chain_node::crypto::{Address, SecretKey};
 use chain_node::types::transaction::{Transaction, ValueTransfer};
 
 const SENDERS: usize = 1_000;
-
-fn env(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn u256(v: u128) -> [u8; 32] {
-    let mut b = [0u8; 32];
-    b[16..].copy_from_slice(&v.to_be_bytes());
-    b
-}
 
 /// The `i`th account of the state (not a key's address: only ever a recipient).
 fn account(i: usize) -> Address {
@@ -50,9 +41,9 @@ impl Lcg {
 }
 
 fn main() {
-    let accounts = env("SEAL_ACCOUNTS", 100_000);
-    let block = env("SEAL_BLOCK", 10_000);
-    let rounds = env("SEAL_ROUNDS", 5);
+    let accounts = common::env_or("SEAL_ACCOUNTS", 100_000);
+    let block = common::env_or("SEAL_BLOCK", 10_000);
+    let rounds = common::env_or("SEAL_ROUNDS", 5);
     let validator = SecretKey::from_slice(&[0x11; 32]).unwrap();
     let senders: Vec<SecretKey> = (0..SENDERS)
         .map(|i| {
@@ -61,12 +52,12 @@ fn main() {
             SecretKey::from_slice(&k).unwrap()
         })
         .collect();
-    let mut genesis = Genesis::dev(validator.address(), u256(1 << 100));
+    let mut genesis = Genesis::dev(validator.address(), common::u256(1 << 100));
     for i in 0..accounts {
-        genesis.alloc.insert(account(i), u256(1));
+        genesis.alloc.insert(account(i), common::u256(1));
     }
     for s in &senders {
-        genesis.alloc.insert(s.address(), u256(1 << 100));
+        genesis.alloc.insert(s.address(), common::u256(1 << 100));
     }
     let dir = tempfile::tempdir().unwrap();
     let t = Instant::now();
@@ -90,7 +81,7 @@ fn main() {
                 gas_price: price,
                 gas: 21_000,
                 to: account(rng.next() as usize % accounts),
-                value: u256(1),
+                value: common::u256(1),
                 from: senders[s].address(),
                 signatures: Vec::new(),
             });

@@ -2,71 +2,35 @@
 
 mod common;
 
-use common::{err, http_call, ok, Node};
+use common::{chaind_run as chaind, dev_key, err, http_call, ok, u256, Node};
 use serde_json::{json, Value};
 
 use chain_node::crypto::{Address, SecretKey};
 use chain_node::types::transaction::{Transaction, ValueTransfer};
 
 fn dev_node() -> Node {
-    Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "admin,chain,debug",
-    ])
+    common::dev_http_node("admin,chain,debug")
 }
 
-fn dev_key(n: &Node) -> SecretKey {
-    let dev = std::fs::read_to_string(n.datadir.path().join("dev-account")).unwrap();
-    let address = Address::parse_lenient(dev.trim()).unwrap();
-    let file = common::key_files(&n.keystore()).pop().unwrap();
-    chain_node::keystore::load_key_file(&file, address, "").unwrap()
-}
-
-fn u256(v: u128) -> [u8; 32] {
-    let mut b = [0u8; 32];
-    b[16..].copy_from_slice(&v.to_be_bytes());
-    b
+/// Sends a transfer of 1 from the developer account (its `nonce`th) to `to` and waits for it
+/// to be sealed.
+fn seal_transfer(n: &Node, nonce: u64, to: Address) {
+    let url = n.http.clone().unwrap();
+    let raw = common::raw_transfer(&dev_key(n), nonce, to, 1, common::PRICE, 1000);
+    let hash = ok(http_call(&url, "chain_sendRawTransaction", json!([raw])));
+    common::wait_receipt(&url, &hash);
 }
 
 /// Seals `blocks` blocks of one transfer each; the head's number.
 fn make_blocks(n: &Node, blocks: u64) -> u64 {
-    let url = n.http.clone().unwrap();
-    let key = dev_key(n);
     for nonce in 0..blocks {
-        let mut tx = Transaction::ValueTransfer(ValueTransfer {
-            nonce,
-            gas_price: u256(25_000_000_000),
-            gas: 21_000,
-            to: Address([0x35; 20]),
-            value: u256(1),
-            from: key.address(),
-            signatures: Vec::new(),
-        });
-        tx.sign(&key, 1000);
-        ok(http_call(
-            &url,
-            "chain_sendRawTransaction",
-            json!([format!("0x{}", hex::encode(tx.encode()))]),
-        ));
-        let want = json!(format!("0x{:x}", nonce + 1));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while ok(http_call(
-            &url,
-            "chain_getTransactionCount",
-            json!([format!("0x{}", hex::encode(key.address().0))]),
-        )) != want
-        {
-            assert!(std::time::Instant::now() < deadline, "not sealed");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        seal_transfer(n, nonce, Address([0x35; 20]));
     }
-    let head = ok(http_call(&url, "chain_blockNumber", json!([])));
+    let head = ok(http_call(
+        n.http.as_ref().unwrap(),
+        "chain_blockNumber",
+        json!([]),
+    ));
     u64::from_str_radix(head.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
 }
 
@@ -180,15 +144,6 @@ fn export_chain_writes_the_blocks_and_never_overwrites() {
     assert_eq!(std::fs::read(path("mid.rlp")).unwrap(), original);
 }
 
-fn chaind(datadir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(common::chaind_bin())
-        .arg("--datadir")
-        .arg(datadir)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// `chaind export` on a stopped node's data directory: the same bytes as the RPC; refused
 /// beside a running node and for a bad range, with one line on standard error.
 #[test]
@@ -273,19 +228,7 @@ fn twin_datadir(n: &Node) -> tempfile::TempDir {
 }
 
 fn twin(n: &Node) -> Node {
-    Node::start_in(
-        twin_datadir(n),
-        &[
-            "--dev",
-            "--rpc",
-            "--rpcaddr",
-            "127.0.0.1",
-            "--rpcport",
-            "0",
-            "--rpcapi",
-            "admin,chain,debug",
-        ],
-    )
+    common::dev_http_node_in(twin_datadir(n), "admin,chain,debug")
 }
 
 /// Every block's hash, state root and receipts root, block 0 to the head.
@@ -348,7 +291,7 @@ fn import_chain_round_trip() {
     assert_eq!(ok(call("admin_importChain", json!([file]))), json!(true));
     assert_eq!(chain_summary(&b_url), want);
     // A receipt and a balance, as the exporting node has them.
-    let dev = std::fs::read_to_string(a.datadir.path().join("dev-account")).unwrap();
+    let dev = common::dev_account(&a);
     for url in [&a_url, &b_url] {
         assert_eq!(
             ok(http_call(
@@ -388,28 +331,7 @@ fn import_chain_round_trip() {
 
 /// Seals one more block on `n`, whose developer account has sent `nonce` transfers.
 fn make_more(n: &Node, nonce: u64) {
-    let url = n.http.clone().unwrap();
-    let key = dev_key(n);
-    let mut tx = Transaction::ValueTransfer(ValueTransfer {
-        nonce,
-        gas_price: u256(25_000_000_000),
-        gas: 21_000,
-        to: Address([0x36; 20]),
-        value: u256(1),
-        from: key.address(),
-        signatures: Vec::new(),
-    });
-    tx.sign(&key, 1000);
-    let hash = ok(http_call(
-        &url,
-        "chain_sendRawTransaction",
-        json!([format!("0x{}", hex::encode(tx.encode()))]),
-    ));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while http_call(&url, "chain_getTransactionReceipt", json!([hash]))["result"].is_null() {
-        assert!(std::time::Instant::now() < deadline, "not sealed");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    seal_transfer(n, nonce, Address([0x36; 20]));
 }
 
 /// A cut or corrupted file imports the blocks before the damage and names the block.
@@ -536,19 +458,7 @@ fn chaind_import_works_offline() {
             missing.display()
         )
     );
-    let b = Node::start_in(
-        dir,
-        &[
-            "--dev",
-            "--rpc",
-            "--rpcaddr",
-            "127.0.0.1",
-            "--rpcport",
-            "0",
-            "--rpcapi",
-            "chain",
-        ],
-    );
+    let b = common::dev_http_node_in(dir, "chain");
     assert_eq!(chain_summary(b.http.as_ref().unwrap()), want);
 }
 
@@ -587,16 +497,8 @@ fn restart(n: Node, args: &[&str]) -> Node {
 /// file is reported and ignored; a disabled cache is an error; the periodic save works.
 #[test]
 fn the_trie_node_cache_is_saved_and_loaded() {
-    let args = [
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "admin,chain",
-    ];
+    let mut args = vec!["--dev"];
+    args.extend(common::http_args("admin,chain"));
     let n = dev_node();
     let url = n.http.clone().unwrap();
     make_blocks(&n, 3);
@@ -683,15 +585,9 @@ fn ws_call(url: &str, method: &str, params: Value) -> Value {
 #[test]
 fn the_unsafe_debug_methods_are_ipc_only_under_the_flag() {
     let args = |flag: bool| {
-        let mut a = vec![
-            "--dev",
-            "--rpc",
-            "--rpcaddr",
-            "127.0.0.1",
-            "--rpcport",
-            "0",
-            "--rpcapi",
-            "debug,chain",
+        let mut a = vec!["--dev"];
+        a.extend(common::http_args("debug,chain"));
+        a.extend([
             "--ws",
             "--wsaddr",
             "127.0.0.1",
@@ -699,7 +595,7 @@ fn the_unsafe_debug_methods_are_ipc_only_under_the_flag() {
             "0",
             "--wsapi",
             "debug",
-        ];
+        ]);
         if flag {
             a.push("--rpc.unsafe-debug.disable");
         }
@@ -751,22 +647,10 @@ fn the_unsafe_debug_methods_are_ipc_only_under_the_flag() {
 /// What the debug methods answer about a real chain.
 #[test]
 fn the_debug_methods_describe_the_chain() {
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "admin,chain,debug",
-    ]);
+    let n = dev_node();
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
-    let dev = std::fs::read_to_string(n.datadir.path().join("dev-account"))
-        .unwrap()
-        .trim()
-        .to_string();
+    let dev = common::dev_account(&n);
     let head = make_blocks(&n, 3);
     assert_eq!(head, 3);
     let to = "0x3535353535353535353535353535353535353535";
@@ -896,16 +780,7 @@ fn the_debug_methods_describe_the_chain() {
 /// they do not apply.
 #[test]
 fn state_migration_under_load() {
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "admin,chain,debug",
-    ]);
+    let n = dev_node();
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
     let to = "0x3535353535353535353535353535353535353535";
@@ -927,21 +802,15 @@ fn state_migration_under_load() {
         s.spawn(|| {
             let mut nonce = 5;
             while sending.load(std::sync::atomic::Ordering::Relaxed) {
-                let mut tx = Transaction::ValueTransfer(ValueTransfer {
+                let raw = common::raw_transfer(
+                    &key,
                     nonce,
-                    gas_price: u256(25_000_000_000),
-                    gas: 21_000,
-                    to: Address::parse_lenient(to).unwrap(),
-                    value: u256(1),
-                    from: key.address(),
-                    signatures: Vec::new(),
-                });
-                tx.sign(&key, 1000);
-                let r = http_call(
-                    &url,
-                    "chain_sendRawTransaction",
-                    json!([format!("0x{}", hex::encode(tx.encode()))]),
+                    Address::parse_lenient(to).unwrap(),
+                    1,
+                    common::PRICE,
+                    1000,
                 );
+                let r = http_call(&url, "chain_sendRawTransaction", json!([raw]));
                 assert!(r.get("result").is_some(), "{r}");
                 nonce += 1;
                 std::thread::sleep(std::time::Duration::from_millis(2));
@@ -994,7 +863,7 @@ fn state_migration_under_load() {
 /// Seals one more transfer after whatever the developer account sent.
 fn make_more_after(n: &Node, _head: &Value) {
     let url = n.http.clone().unwrap();
-    let dev = std::fs::read_to_string(n.datadir.path().join("dev-account")).unwrap();
+    let dev = common::dev_account(&n);
     let nonce = ok(http_call(
         &url,
         "chain_getTransactionCount",
@@ -1123,18 +992,7 @@ fn a_thousand_blocks_round_trip() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{name}: {out:?}");
-        Node::start_in(
-            dd,
-            &[
-                "--rpc",
-                "--rpcaddr",
-                "127.0.0.1",
-                "--rpcport",
-                "0",
-                "--rpcapi",
-                "admin,chain",
-            ],
-        )
+        Node::start_in(dd, &common::http_args("admin,chain"))
     };
     let a = init_node("a");
     let a_url = a.http.clone().unwrap();

@@ -3,22 +3,17 @@
 
 mod common;
 
-use common::{err, http_call, ok, Node};
+use common::{
+    chaind_run as chaind, dev_account, dev_key, err, http_call, ok, raw_transfer as transfer, u256,
+    Node,
+};
 use serde_json::{json, Value};
 
 /// The arguments of a node with HTTP on 127.0.0.1 (any free port) offering `apis`, with
 /// `--dev` when `dev`.
 fn http_args(dev: bool, apis: &str) -> Vec<&str> {
     let mut args = if dev { vec!["--dev"] } else { Vec::new() };
-    args.extend([
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        apis,
-    ]);
+    args.extend(common::http_args(apis));
     args
 }
 
@@ -28,13 +23,6 @@ fn http_node(dev: bool, apis: &str) -> Node {
 
 fn http_node_in(dir: tempfile::TempDir, dev: bool, apis: &str) -> Node {
     Node::start_in(dir, &http_args(dev, apis))
-}
-
-fn dev_account(n: &Node) -> String {
-    std::fs::read_to_string(n.datadir.path().join("dev-account"))
-        .unwrap()
-        .trim()
-        .to_string()
 }
 
 fn chain_opened_hash(n: &Node) -> String {
@@ -127,40 +115,6 @@ fn a_node_without_a_chain_says_so() {
 use chain_node::crypto::{Address, SecretKey};
 use chain_node::types::transaction::{Transaction, ValueTransfer};
 
-/// The developer account's key, decrypted from its key file (passphrase empty).
-fn dev_key(n: &Node, dev: &str) -> SecretKey {
-    let address = Address::parse_lenient(dev).unwrap();
-    let file = common::key_files(&n.keystore()).pop().unwrap();
-    chain_node::keystore::load_key_file(&file, address, "").unwrap()
-}
-
-fn quantity(v: u128) -> [u8; 32] {
-    let mut b = [0u8; 32];
-    b[16..].copy_from_slice(&v.to_be_bytes());
-    b
-}
-
-fn transfer(
-    key: &SecretKey,
-    nonce: u64,
-    to: Address,
-    value: u128,
-    price: u128,
-    chain_id: u64,
-) -> String {
-    let mut tx = Transaction::ValueTransfer(ValueTransfer {
-        nonce,
-        gas_price: quantity(price),
-        gas: 21_000,
-        to,
-        value: quantity(value),
-        from: key.address(),
-        signatures: Vec::new(),
-    });
-    tx.sign(key, chain_id);
-    format!("0x{}", hex::encode(tx.encode()))
-}
-
 fn wait_for_block(call: &dyn Fn(&str, Value) -> Value, number: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while ok(call("chain_blockNumber", json!([]))) != json!(number) {
@@ -180,7 +134,7 @@ fn a_raw_value_transfer_is_sealed() {
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
     let dev = dev_account(&n);
-    let key = dev_key(&n, &dev);
+    let key = dev_key(&n);
     let to = Address([0x35; 20]);
     let price = 25_000_000_000u128;
     let one = 1_000_000_000_000_000_000u128;
@@ -538,7 +492,7 @@ fn an_account_update_changes_who_may_sign() {
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
     let dev = dev_account(&n);
-    let old_key = dev_key(&n, &dev);
+    let old_key = dev_key(&n);
     let new_key = SecretKey::from_slice(&[0x46; 32]).unwrap();
     // K1's public key, as transactions-and-blocks.md 7.3 serializes it.
     let public_k1 = "0x02a1024bc2a31265153f07e70e0bab08724e6b85e217f8cd628ceb62974247bb493382";
@@ -605,10 +559,10 @@ fn an_account_update_changes_who_may_sign() {
     let with = |k: &SecretKey| {
         let mut tx = Transaction::ValueTransfer(ValueTransfer {
             nonce: 1,
-            gas_price: quantity(price),
+            gas_price: u256(price),
             gas: 21_000,
             to,
-            value: quantity(5),
+            value: u256(5),
             from: Address::parse_lenient(&dev).unwrap(),
             signatures: Vec::new(),
         });
@@ -649,7 +603,7 @@ fn a_killed_node_reopens_consistent_and_keeps_sealing() {
     {
         let mut n = http_node_in(datadir, true, "chain");
         let url = n.http.clone().unwrap();
-        let key = dev_key(&n, &dev_account(&n));
+        let key = dev_key(&n);
         let stop = AtomicBool::new(false);
         let accepted: Mutex<Vec<Value>> = Mutex::new(Vec::new());
         // What the node reported sealed before it died: transaction hash -> block hash.
@@ -768,15 +722,6 @@ fn try_call(url: &str, method: &str, params: Value) -> Option<Value> {
     serde_json::from_str(json).ok()
 }
 
-fn chaind(datadir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(common::chaind_bin())
-        .arg("--datadir")
-        .arg(datadir)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// `chaind init GENESIS.json` writes the genesis block of a file; a node started on that data
 /// directory serves that chain; a bad file and another chain are refused, changing nothing.
 #[test]
@@ -861,7 +806,7 @@ fn dev_period_spaces_the_blocks() {
     let n = Node::start(&args);
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
-    let key = dev_key(&n, &dev_account(&n));
+    let key = dev_key(&n);
     let to = Address([0x35; 20]);
     for (nonce, block) in [(0, "0x1"), (1, "0x2"), (2, "0x3")] {
         ok(call(
@@ -995,7 +940,7 @@ fn node_info_shows_the_node_key_and_the_chain() {
                        "unitPrice": 25_000_000_000u64, "deriveShaImpl": 0}
         })
     );
-    let key = dev_key(&n, &dev_account(&n));
+    let key = dev_key(&n);
     ok(call(
         "chain_sendRawTransaction",
         json!([transfer(

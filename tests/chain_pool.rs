@@ -4,49 +4,20 @@
 mod common;
 
 use chain_node::crypto::{Address, SecretKey};
-use chain_node::types::transaction::{Transaction, ValueTransfer};
-use common::{err, http_call, ok, Node};
+use common::{err, http_call, ok};
 use serde_json::{json, Value};
 
-fn u256(v: u128) -> [u8; 32] {
-    let mut b = [0u8; 32];
-    b[16..].copy_from_slice(&v.to_be_bytes());
-    b
-}
-
 fn transfer(key: &SecretKey, nonce: u64, value: u128) -> String {
-    let mut tx = Transaction::ValueTransfer(ValueTransfer {
-        nonce,
-        gas_price: u256(25_000_000_000),
-        gas: 21_000,
-        to: Address([0x35; 20]),
-        value: u256(value),
-        from: key.address(),
-        signatures: Vec::new(),
-    });
-    tx.sign(key, 1000);
-    format!("0x{}", hex::encode(tx.encode()))
+    common::raw_transfer(key, nonce, Address([0x35; 20]), value, common::PRICE, 1000)
 }
 
 #[test]
 fn a_gap_waits_queued_then_everything_is_sealed_in_order() {
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain,txpool",
-    ]);
+    let n = common::dev_http_node("chain,txpool");
     let url = n.http.clone().unwrap();
     let call = |m: &str, p: Value| http_call(&url, m, p);
-    let dev = std::fs::read_to_string(n.datadir.path().join("dev-account")).unwrap();
-    let dev = dev.trim().to_string();
-    let file = common::key_files(&n.keystore()).pop().unwrap();
-    let key = chain_node::keystore::load_key_file(&file, Address::parse_lenient(&dev).unwrap(), "")
-        .unwrap();
+    let dev = common::dev_account(&n);
+    let key = common::dev_key(&n);
 
     let h2 = ok(call(
         "chain_sendRawTransaction",

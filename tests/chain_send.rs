@@ -7,37 +7,13 @@ mod common;
 use chain_node::crypto::{Address, SecretKey};
 use chain_node::types::account_key::AccountKey;
 use chain_node::types::transaction::{Legacy, Transaction, ValueTransfer};
-use common::{err, http_call, ok, Node};
+use common::{err, http_call, ok, quantity_of as number, u256, Node, PRICE};
 use serde_json::{json, Value};
 
-const PRICE: u128 = 25_000_000_000;
 const TO: &str = "0x3535353535353535353535353535353535353535";
 
 fn node() -> Node {
-    Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain,personal,txpool",
-    ])
-}
-
-fn hex_addr(a: Address) -> String {
-    format!("0x{}", hex::encode(a.0))
-}
-
-fn u256(v: u128) -> [u8; 32] {
-    let mut b = [0u8; 32];
-    b[16..].copy_from_slice(&v.to_be_bytes());
-    b
-}
-
-fn number(v: &Value) -> u128 {
-    u128::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+    common::dev_http_node("chain,personal,txpool")
 }
 
 struct Chain<'a> {
@@ -65,15 +41,7 @@ impl Chain<'_> {
 
     /// Waits for the receipt of `hash`.
     fn receipt(&self, hash: &Value) -> Value {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            let r = ok(self.call("chain_getTransactionReceipt", json!([hash])));
-            if !r.is_null() {
-                return r;
-            }
-            assert!(std::time::Instant::now() < deadline, "{hash} not sealed");
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        common::wait_receipt(self.url, hash)
     }
 
     /// Imports `key` under passphrase "pw" and funds it from the developer account.
@@ -91,13 +59,6 @@ impl Chain<'_> {
     }
 }
 
-fn dev_of(n: &Node) -> String {
-    std::fs::read_to_string(n.datadir.path().join("dev-account"))
-        .unwrap()
-        .trim()
-        .to_string()
-}
-
 fn key(b: u8) -> SecretKey {
     SecretKey::from_slice(&[b; 32]).unwrap()
 }
@@ -109,7 +70,7 @@ fn each_send_method_moves_balances_and_is_sealed() {
     let n = node();
     let url = n.http.clone().unwrap();
     let c = Chain { url: &url };
-    let dev = dev_of(&n);
+    let dev = common::dev_account(&n);
     let b = c.funded(&dev, &key(0x51), 10u128.pow(21));
     ok(c.call("personal_unlockAccount", json!([b, "pw", 0])));
     let cases: Vec<(&str, Value, u128)> = vec![
@@ -185,7 +146,7 @@ fn signed_transactions_resubmit_and_match_an_independent_signature() {
     let n = node();
     let url = n.http.clone().unwrap();
     let c = Chain { url: &url };
-    let dev = dev_of(&n);
+    let dev = common::dev_account(&n);
     let k = key(0x53);
     let b = c.funded(&dev, &k, 10u128.pow(21));
     let signed = ok(c.call(
@@ -270,7 +231,7 @@ fn refusals_change_neither_state_nor_pool() {
     let n = node();
     let url = n.http.clone().unwrap();
     let c = Chain { url: &url };
-    let dev = dev_of(&n);
+    let dev = common::dev_account(&n);
     let b = c.funded(&dev, &key(0x54), 10u128.pow(21));
     // One transfer sealed, so that nonce 0 is now too low.
     let h = ok(c.call(
@@ -342,7 +303,7 @@ fn multisig_and_role_based_keys() {
     let n = node();
     let url = n.http.clone().unwrap();
     let c = Chain { url: &url };
-    let dev = dev_of(&n);
+    let dev = common::dev_account(&n);
     let owner = key(0x56);
     let a = c.funded(&dev, &owner, 10u128.pow(21));
     let (k1, k2, k3) = (key(0x61), key(0x62), key(0x63));
@@ -461,7 +422,7 @@ fn a_new_key_in_wallet_key_form_sends_for_the_account() {
     let n = node();
     let url = n.http.clone().unwrap();
     let c = Chain { url: &url };
-    let dev = dev_of(&n);
+    let dev = common::dev_account(&n);
     let a = c.funded(&dev, &key(0x57), 10u128.pow(21));
     let new_key = key(0x58);
     let public = AccountKey::Public(new_key.public_compressed()).encode();
@@ -497,7 +458,7 @@ fn concurrent_sends_from_one_account_get_consecutive_nonces() {
     let n = node();
     let url = n.http.clone().unwrap();
     let c = Chain { url: &url };
-    let dev = dev_of(&n);
+    let dev = common::dev_account(&n);
     let a = c.funded(&dev, &key(0x59), 10u128.pow(21));
     let start = c.balance(&a);
     let hashes: Vec<Value> = std::thread::scope(|s| {

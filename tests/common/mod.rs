@@ -425,3 +425,120 @@ pub fn err(v: serde_json::Value) -> (i64, String) {
         e["message"].as_str().unwrap().to_string(),
     )
 }
+
+/// `chaind --dev` with HTTP on 127.0.0.1 (any free port) offering `apis`.
+pub fn dev_http_node(apis: &str) -> Node {
+    dev_http_node_in(tempfile::tempdir().unwrap(), apis)
+}
+
+/// [`dev_http_node`] in a given data directory.
+pub fn dev_http_node_in(dir: tempfile::TempDir, apis: &str) -> Node {
+    let mut args = vec!["--dev"];
+    args.extend(http_args(apis));
+    Node::start_in(dir, &args)
+}
+
+/// The arguments of HTTP on 127.0.0.1, any free port, offering `apis`.
+pub fn http_args(apis: &str) -> [&str; 7] {
+    [
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        apis,
+    ]
+}
+
+/// `chaind --datadir DIR ARGS...` run to its end (subcommands, refused starts).
+pub fn chaind_run(datadir: &Path, args: &[&str]) -> Output {
+    Command::new(chaind_bin())
+        .arg("--datadir")
+        .arg(datadir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The address of `n`'s developer account, `0x` + 40 hex digits.
+pub fn dev_account(n: &Node) -> String {
+    fs::read_to_string(n.datadir.path().join("dev-account"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// The key of `n`'s developer account, decrypted from its key file (passphrase empty).
+pub fn dev_key(n: &Node) -> chain_node::crypto::SecretKey {
+    let address = chain_node::crypto::Address::parse_lenient(&dev_account(n)).unwrap();
+    let file = key_files(&n.keystore()).pop().unwrap();
+    chain_node::keystore::load_key_file(&file, address, "").unwrap()
+}
+
+/// `v` as a 256-bit big-endian value.
+pub fn u256(v: u128) -> [u8; 32] {
+    let mut b = [0u8; 32];
+    b[16..].copy_from_slice(&v.to_be_bytes());
+    b
+}
+
+/// The dev chain's unit price.
+pub const PRICE: u128 = 25_000_000_000;
+
+/// A value transfer of `value` to `to` signed by `key` for `chain_id` at gas price `price`:
+/// the raw transaction as `0x`-hex.
+pub fn raw_transfer(
+    key: &chain_node::crypto::SecretKey,
+    nonce: u64,
+    to: chain_node::crypto::Address,
+    value: u128,
+    price: u128,
+    chain_id: u64,
+) -> String {
+    use chain_node::types::transaction::{Transaction, ValueTransfer};
+    let mut tx = Transaction::ValueTransfer(ValueTransfer {
+        nonce,
+        gas_price: u256(price),
+        gas: 21_000,
+        to,
+        value: u256(value),
+        from: key.address(),
+        signatures: Vec::new(),
+    });
+    tx.sign(key, chain_id);
+    format!("0x{}", hex::encode(tx.encode()))
+}
+
+/// A 0x-hex quantity as a number.
+pub fn quantity_of(v: &serde_json::Value) -> u128 {
+    u128::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+}
+
+/// Waits (at most 10 s) for the receipt of transaction `hash` and returns it.
+pub fn wait_receipt(url: &str, hash: &serde_json::Value) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let r = ok(http_call(
+            url,
+            "chain_getTransactionReceipt",
+            serde_json::json!([hash]),
+        ));
+        if !r.is_null() {
+            return r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{hash} was not sealed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The environment variable `name` parsed, or `default` (benchmark settings).
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
