@@ -258,8 +258,13 @@ impl Chain {
             })
             .collect();
         self.db.commit_blocks(&writes).map_err(|e| e.to_string())?;
-        for (h, n) in pending {
-            self.nodes.insert(h, n.into());
+        drop(pending);
+        // The new head's nodes are the ones the next blocks will read; the nodes of the
+        // batch's earlier blocks would only push them out of the cache.
+        if let Some(last) = ready.last() {
+            for (h, n) in &last.nodes {
+                self.nodes.insert(*h, n.as_slice().into());
+            }
         }
         out.new += ready.len() as u64;
         self.moved_to(&parent);
