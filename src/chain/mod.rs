@@ -1376,4 +1376,61 @@ mod tests {
             "trie node cache is disabled, nothing to save to file"
         );
     }
+
+    /// A transfer signed with the key an account update still pending installs is taken (and
+    /// one with the old key refused), sealed in the update's block, and the block imports on
+    /// another node: the pool checks what the block will run.
+    #[test]
+    fn after_a_pending_update_the_new_key_signs() {
+        use crate::types::account_key::AccountKey;
+        use crate::types::transaction::{AccountUpdate, ValueTransfer};
+        let v = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let new = SecretKey::from_slice(&[0x47; 32]).unwrap();
+        let mut funds = [0u8; 32];
+        funds[20] = 1;
+        let g = Genesis::dev(v.address(), funds);
+        let dir = tempfile::tempdir().unwrap();
+        let chain = Chain::open(dir.path(), &g).unwrap();
+        let mut price = [0u8; 32];
+        price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
+        let mut update = Transaction::AccountUpdate(AccountUpdate {
+            nonce: 0,
+            gas_price: price,
+            gas: 100_000,
+            from: v.address(),
+            key: AccountKey::Public(new.public_compressed()),
+            signatures: Vec::new(),
+        });
+        update.sign(&v, chain.chain_id());
+        chain.submit(update).unwrap();
+        let transfer = |k: &SecretKey| {
+            let mut t = Transaction::ValueTransfer(ValueTransfer {
+                nonce: 1,
+                gas_price: price,
+                gas: 100_000,
+                to: Address([0x35; 20]),
+                value: [0; 32],
+                from: v.address(),
+                signatures: Vec::new(),
+            });
+            t.sign(k, chain.chain_id());
+            t
+        };
+        assert_eq!(
+            chain.submit(transfer(&v)).unwrap_err().to_string(),
+            "invalid sender: invalid account key"
+        );
+        chain.submit(transfer(&new)).unwrap();
+        chain.seal(&v).unwrap().unwrap();
+        let b = chain.block_by_number(Some(1)).unwrap().unwrap();
+        assert_eq!(b.transactions.len(), 2);
+        let block = crate::types::block::Block {
+            header: b.header,
+            transactions: b.transactions.into_iter().map(|(t, _)| t).collect(),
+        };
+        let other = tempfile::tempdir().unwrap();
+        let twin = Chain::open(other.path(), &g).unwrap();
+        assert_eq!(twin.insert_blocks(&[block]).unwrap().new, 1);
+        assert_eq!(twin.head_hash(), chain.head_hash());
+    }
 }

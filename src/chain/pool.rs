@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::state::{sub, Account};
 use super::validate::check_tx;
 use crate::crypto::Address;
-use crate::types::account_key::Signer;
+use crate::types::account_key::{AccountKey, Role, Signer};
 use crate::types::transaction::{Transaction, TxError, U256};
 
 /// The largest serialized transaction accepted.
@@ -48,6 +48,9 @@ pub struct Pending {
     pub gas_used: u64,
     /// Gas limit x gas price + value: what the sender must hold for it.
     pub cost: U256,
+    /// The recovered signers, kept to check the transaction again against the account key
+    /// in force when it becomes pending.
+    pub signers: Vec<Signer>,
 }
 
 /// Why the pool refused a transaction (the reference's texts).
@@ -97,14 +100,56 @@ pub fn reserved(a: &Address) -> bool {
     a.0[..18].iter().all(|&b| b == 0) && (a.0[18] != 0 || a.0[19] != 0) && a.0[18] <= 0x03
 }
 
+/// A sender as its pending transactions leave it.
+#[derive(Debug, Clone)]
+struct View {
+    /// The next nonce after the pending transactions.
+    next: u64,
+    /// The balance they leave.
+    left: U256,
+    /// The account key in force after them (a pending account update changes it).
+    key: AccountKey,
+}
+
 /// One sender's transactions.
 #[derive(Debug, Default)]
 struct Sender {
     pending: BTreeMap<u64, Pending>,
     queued: BTreeMap<u64, Pending>,
-    /// The next nonce after the pending transactions and the balance they leave; `None`
-    /// until the sender's account is read after the last block (then nothing is pending).
-    view: Option<(u64, U256)>,
+    /// `None` until the sender's account is read after the last block (then nothing is
+    /// pending).
+    view: Option<View>,
+}
+
+/// Whether `p` may run under `key`: its signatures against the key for its role, and its
+/// gas against what validating them costs (the checks of `validate::check_tx` that depend on
+/// the key).
+fn fits_key(p: &Pending, key: &AccountKey) -> bool {
+    let role = match p.tx {
+        Transaction::AccountUpdate(_) => Role::AccountUpdate,
+        _ => Role::Transaction,
+    };
+    let valid = match &p.tx {
+        Transaction::Legacy(_) => *key == AccountKey::Legacy,
+        Transaction::AccountUpdate(t) => {
+            key.validates(role, p.sender, &p.signers) && key.replaced_by(&t.key).is_ok()
+        }
+        Transaction::ValueTransfer(_) => key.validates(role, p.sender, &p.signers),
+    };
+    let gas = match &p.tx {
+        Transaction::Legacy(t) => t.gas,
+        Transaction::ValueTransfer(t) => t.gas,
+        Transaction::AccountUpdate(t) => t.gas,
+    };
+    valid && gas >= p.tx.intrinsic_gas() + key.validation_gas(role, p.signers.len())
+}
+
+/// The key in force after `p` runs under `key`.
+fn key_after(p: &Pending, key: AccountKey) -> AccountKey {
+    match &p.tx {
+        Transaction::AccountUpdate(t) => key.replaced_by(&t.key).unwrap_or(key),
+        _ => key,
+    }
 }
 
 /// The pool's content.
@@ -179,8 +224,22 @@ impl Pool {
                     self.queued -= 1;
                 }
             }
-            s.view = Some((acct.nonce, acct.balance));
-            promoted.extend(Self::advance(s, a, &mut self.arrivals, &mut self.queued));
+            s.view = Some(View {
+                next: acct.nonce,
+                left: acct.balance,
+                key: acct.key,
+            });
+            let mut dropped = Vec::new();
+            promoted.extend(Self::advance(
+                s,
+                a,
+                &mut self.arrivals,
+                &mut self.queued,
+                &mut dropped,
+            ));
+            for h in dropped {
+                self.by_hash.remove(&h);
+            }
         }
         self.senders
             .retain(|_, s| !s.queued.is_empty() || !s.pending.is_empty() || s.view.is_some());
@@ -194,19 +253,35 @@ impl Pool {
         sender: Address,
         arrivals: &mut Vec<(Address, u64)>,
         queued: &mut usize,
+        dropped: &mut Vec<[u8; 32]>,
     ) -> Vec<[u8; 32]> {
         let mut moved = Vec::new();
-        while let Some((next, left)) = s.view {
+        while let Some(view) = s.view.as_mut() {
+            let next = view.next;
             let Some(p) = s.queued.get(&next) else { break };
-            let Some(rest) = sub(&left, &p.cost) else {
+            if !fits_key(p, &view.key) {
+                // Signed for a key the account no longer has: it can never run.
+                let p = s.queued.remove(&next).expect("just seen");
+                *queued -= 1;
+                dropped.push(p.hash);
+                break;
+            }
+            let Some(rest) = sub(&view.left, &p.cost) else {
                 break;
             };
-            let p = s.queued.remove(&next).expect("just seen");
+            let mut p = s.queued.remove(&next).expect("just seen");
             *queued -= 1;
             moved.push(p.hash);
+            let role = match p.tx {
+                Transaction::AccountUpdate(_) => Role::AccountUpdate,
+                _ => Role::Transaction,
+            };
+            p.gas_used = p.tx.intrinsic_gas() + view.key.validation_gas(role, p.signers.len());
+            view.next = next + 1;
+            view.left = rest;
+            view.key = key_after(&p, std::mem::replace(&mut view.key, AccountKey::Legacy));
             s.pending.insert(next, p);
             arrivals.push((sender, next));
-            s.view = Some((next + 1, rest));
         }
         moved
     }
@@ -240,8 +315,8 @@ impl Pool {
     pub fn next_nonce(&self, sender: &Address, state_nonce: u64) -> u64 {
         self.senders
             .get(sender)
-            .and_then(|s| s.view)
-            .map_or(state_nonce, |v| v.0)
+            .and_then(|s| s.view.as_ref())
+            .map_or(state_nonce, |v| v.next)
     }
 
     /// Checks `tx`, whose signers were recovered beforehand (`Transaction::recovered`, outside
@@ -261,16 +336,43 @@ impl Pool {
         if self.by_hash.contains_key(&hash) {
             return Err(PoolError::Known(hex::encode(hash)));
         }
+        // The sender's key is the one its pending transactions leave in force (an account
+        // update among them changes it), as the block will run them.
+        let sender = match (&tx, &signers) {
+            (Transaction::Legacy(_), Ok(s)) => s.first().map(|s| s.address),
+            (Transaction::Legacy(_), Err(_)) => None,
+            (Transaction::ValueTransfer(t), _) => Some(t.from),
+            (Transaction::AccountUpdate(t), _) => Some(t.from),
+        };
+        let in_force = sender
+            .and_then(|a| self.senders.get(&a))
+            .and_then(|s| s.view.as_ref())
+            .map(|v| v.key.clone());
         let (checked, acct) = check_tx(
             &tx,
             signers.as_deref(),
             chain_id,
             unit_price,
             raw.len(),
-            account,
+            |a| {
+                let mut acct = account(a)?;
+                if let Some(k) = &in_force {
+                    acct.key = k.clone();
+                }
+                Ok(acct)
+            },
         )?;
+        let signers = signers.unwrap_or_default();
         let s = self.senders.entry(checked.sender).or_default();
-        let (next, left) = *s.view.get_or_insert((acct.nonce, acct.balance));
+        let view = s
+            .view
+            .get_or_insert_with(|| View {
+                next: acct.nonce,
+                left: acct.balance,
+                key: acct.key.clone(),
+            })
+            .clone();
+        let (next, left) = (view.next, view.left);
         let nonce = checked.nonce;
         if nonce < next {
             return Err(if s.pending.contains_key(&nonce) {
@@ -291,6 +393,7 @@ impl Pool {
             sender: checked.sender,
             gas_used: checked.gas_used,
             cost: checked.cost,
+            signers,
         };
         if nonce > next {
             if nonce - next > MAX_NONCE_AHEAD {
@@ -300,7 +403,7 @@ impl Pool {
                 return Err(PoolError::Full);
             }
             // It must be affordable on its own now; what the transactions before it will
-            // leave is checked when it becomes pending.
+            // leave, and the key then in force, are checked when it becomes pending.
             if sub(&acct.balance, &checked.cost).is_none() {
                 return Err(PoolError::InsufficientFunds);
             }
@@ -313,11 +416,26 @@ impl Pool {
             return Err(PoolError::Full);
         }
         let rest = sub(&left, &checked.cost).ok_or(PoolError::InsufficientFunds)?;
+        let key = key_after(&entry, view.key);
         s.pending.insert(nonce, entry);
-        s.view = Some((next + 1, rest));
+        s.view = Some(View {
+            next: next + 1,
+            left: rest,
+            key,
+        });
         self.arrivals.push((checked.sender, nonce));
         self.by_hash.insert(hash, (checked.sender, nonce));
-        Self::advance(s, checked.sender, &mut self.arrivals, &mut self.queued);
+        let mut dropped = Vec::new();
+        Self::advance(
+            s,
+            checked.sender,
+            &mut self.arrivals,
+            &mut self.queued,
+            &mut dropped,
+        );
+        for h in dropped {
+            self.by_hash.remove(&h);
+        }
         Ok((hash, true))
     }
 }
@@ -503,5 +621,39 @@ mod tests {
         assert_eq!(promoted, vec![h3]);
         assert_eq!((pool.len(), pool.queued_len()), (1, 0));
         assert_eq!(pool.next_nonce(&k.address(), 3), 4);
+    }
+
+    /// A queued transaction signed with a key that a pending update replaces is dropped when
+    /// its turn comes, never made pending.
+    #[test]
+    fn a_queued_transaction_for_a_replaced_key_is_dropped() {
+        use crate::types::transaction::AccountUpdate;
+        let k = SecretKey::from_slice(&[1; 32]).unwrap();
+        let new = SecretKey::from_slice(&[2; 32]).unwrap();
+        let acct = account(0, 10 * cost(1) + u128::from(PRICE) * 100_000);
+        let mut pool = Pool::default();
+        let (stale, _) = add(&mut pool, tx(&k, 1, 1), &acct).unwrap();
+        assert_eq!(pool.queued_len(), 1);
+        let mut update = Transaction::AccountUpdate(AccountUpdate {
+            nonce: 0,
+            gas_price: u256(u128::from(PRICE)),
+            gas: 100_000,
+            from: k.address(),
+            key: AccountKey::Public(new.public_compressed()),
+            signatures: Vec::new(),
+        });
+        update.sign(&k, CHAIN);
+        add(&mut pool, update, &acct).unwrap();
+        assert_eq!((pool.len(), pool.queued_len()), (1, 0), "the update only");
+        assert!(pool.find(&stale).is_none());
+        // Nonce 1 of the account signed with the new key is taken.
+        let mut t = tx(&k, 1, 1);
+        if let Transaction::ValueTransfer(v) = &mut t {
+            v.signatures.clear();
+        }
+        t.sign(&new, CHAIN);
+        let (_, pending) = add(&mut pool, t, &acct).unwrap();
+        assert!(pending);
+        assert_eq!(pool.len(), 2);
     }
 }
