@@ -15,49 +15,23 @@ use std::time::Instant;
 
 use chain_node::chain::genesis::Genesis;
 use chain_node::chain::import::import_stream;
-use chain_node::chain::{genesis_block, Chain};
-use chain_node::crypto::{keccak256, Address, SecretKey};
+use chain_node::chain::{genesis_block, seal_header, Chain};
+use chain_node::crypto::{Address, SecretKey};
 use chain_node::trie::EMPTY_ROOT;
-use chain_node::types::block::{BftExtra, Block, Header};
-use chain_node::types::transaction::{Transaction, ValueTransfer};
+use chain_node::types::block::{Block, Header};
 
 /// An empty block on `parent`, sealed by `v`.
 fn empty_block(parent: &Header, v: &SecretKey) -> Header {
-    let mut score = [0u8; 32];
-    score[31] = 1;
-    let mut h = Header {
-        parent_hash: parent.hash(),
-        rewardbase: v.address(),
-        state_root: parent.state_root,
-        transactions_root: EMPTY_ROOT,
-        receipts_root: EMPTY_ROOT,
-        bloom: Box::new([0; 256]),
-        block_score: score,
-        number: parent.number + 1,
-        gas_used: 0,
-        time: parent.time + 1,
-        time_fos: 0,
-        extra: Vec::new(),
-        governance: Vec::new(),
-        vote: Vec::new(),
-        base_fee: None,
-        random_reveal: None,
-        mix_hash: None,
-    };
-    let mut extra = BftExtra {
-        vanity: [0; 31],
-        round: 0,
-        validators: vec![v.address()],
-        seal: Vec::new(),
-        committed_seals: Vec::new(),
-    };
-    h.extra = extra.encode();
-    extra.seal = v.sign_hash(&h.seal_hash().unwrap()).to_vec();
-    h.extra = extra.encode();
-    let mut msg = h.hash().to_vec();
-    msg.push(0x02);
-    extra.committed_seals = vec![v.sign_hash(&keccak256(&msg)).to_vec()];
-    h.extra = extra.encode();
+    let mut h = parent.clone();
+    h.parent_hash = parent.hash();
+    h.rewardbase = v.address();
+    h.transactions_root = EMPTY_ROOT;
+    h.receipts_root = EMPTY_ROOT;
+    h.block_score = common::u256(1);
+    h.number = parent.number + 1;
+    h.gas_used = 0;
+    h.time = parent.time + 1;
+    seal_header(&mut h, v);
     h
 }
 
@@ -161,23 +135,13 @@ fn main() {
         let mut nonces = vec![0u64; senders.len()];
         let mut sent = 0;
         while sent < n_transfers {
-            for i in 0..block_txs.min(n_transfers - sent) {
-                let s = (sent + i) % senders.len();
-                let mut to = [0x5a; 20];
-                to[12..].copy_from_slice(&((sent + i) as u64).to_be_bytes());
-                let mut tx = Transaction::ValueTransfer(ValueTransfer {
-                    nonce: nonces[s],
-                    gas_price: price,
-                    gas: 21_000,
-                    to: Address(to),
-                    value: common::u256(1),
-                    from: senders[s].address(),
-                    signatures: Vec::new(),
-                });
-                tx.sign(&senders[s], source.chain_id());
-                source.submit(tx).unwrap();
-                nonces[s] += 1;
-            }
+            submit_transfers(
+                &source,
+                &senders,
+                &mut nonces,
+                sent,
+                block_txs.min(n_transfers - sent),
+            );
             sent += block_txs.min(n_transfers - sent);
             source.seal(&v).unwrap().unwrap();
         }
@@ -218,6 +182,32 @@ fn main() {
     }
 }
 
+/// Admits transfers `first..first + count` (of 1 each, to accounts numbered like them) from
+/// `senders` in turn.
+fn submit_transfers(
+    chain: &Chain,
+    senders: &[SecretKey],
+    nonces: &mut [u64],
+    first: usize,
+    count: usize,
+) {
+    for i in first..first + count {
+        let s = i % senders.len();
+        let mut to = [0x5a; 20];
+        to[12..].copy_from_slice(&(i as u64).to_be_bytes());
+        let tx = common::transfer_tx(
+            &senders[s],
+            nonces[s],
+            Address(to),
+            1,
+            common::PRICE,
+            chain.chain_id(),
+        );
+        chain.submit(tx).unwrap();
+        nonces[s] += 1;
+    }
+}
+
 /// Seals `blocks` blocks of `per_block` transfers from `senders` (pre-signed and admitted
 /// before each block's clock starts); the transfers per second of sealing.
 fn seal_rate(
@@ -232,23 +222,7 @@ fn seal_rate(
     price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
     let mut sealing = std::time::Duration::ZERO;
     for b in 0..blocks {
-        for i in 0..per_block {
-            let s = (b * per_block + i) % senders.len();
-            let mut to = [0x5a; 20];
-            to[12..].copy_from_slice(&((b * per_block + i) as u64).to_be_bytes());
-            let mut tx = Transaction::ValueTransfer(ValueTransfer {
-                nonce: nonces[s],
-                gas_price: price,
-                gas: 21_000,
-                to: Address(to),
-                value: common::u256(1),
-                from: senders[s].address(),
-                signatures: Vec::new(),
-            });
-            tx.sign(&senders[s], chain.chain_id());
-            chain.submit(tx).unwrap();
-            nonces[s] += 1;
-        }
+        submit_transfers(chain, senders, nonces, b * per_block, per_block);
         let t = Instant::now();
         chain.seal(v).unwrap().unwrap();
         sealing += t.elapsed();

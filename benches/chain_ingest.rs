@@ -24,31 +24,14 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use chain_node::crypto::{Address, SecretKey};
-use chain_node::types::transaction::{Transaction, ValueTransfer};
 use common::{http_call, Node};
 use serde_json::{json, Value};
 
 const SENDERS: usize = 8;
 const PRICE: u128 = 25_000_000_000;
 
-fn u256(v: u128) -> [u8; 32] {
-    let mut b = [0u8; 32];
-    b[16..].copy_from_slice(&v.to_be_bytes());
-    b
-}
-
 fn transfer(key: &SecretKey, nonce: u64, to: Address, value: u128) -> String {
-    let mut tx = Transaction::ValueTransfer(ValueTransfer {
-        nonce,
-        gas_price: u256(PRICE),
-        gas: 21_000,
-        to,
-        value: u256(value),
-        from: key.address(),
-        signatures: Vec::new(),
-    });
-    tx.sign(key, 1000);
-    format!("0x{}", hex::encode(tx.encode()))
+    common::raw_transfer(key, nonce, to, value, PRICE, 1000)
 }
 
 /// One keep-alive connection: sends a JSON-RPC body, returns the reply body.

@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 use chain_node::chain::genesis::Genesis;
 use chain_node::chain::Chain;
 use chain_node::crypto::{Address, SecretKey};
-use chain_node::types::transaction::{Transaction, ValueTransfer};
 
 const SENDERS: usize = 1_000;
 
@@ -76,16 +75,15 @@ fn main() {
     for round in 0..rounds {
         for i in 0..block {
             let s = i % SENDERS;
-            let mut tx = Transaction::ValueTransfer(ValueTransfer {
-                nonce: nonces[s],
-                gas_price: price,
-                gas: 21_000,
-                to: account(rng.next() as usize % accounts),
-                value: common::u256(1),
-                from: senders[s].address(),
-                signatures: Vec::new(),
-            });
-            tx.sign(&senders[s], chain.chain_id());
+            let to = account(rng.next() as usize % accounts);
+            let tx = common::transfer_tx(
+                &senders[s],
+                nonces[s],
+                to,
+                1,
+                common::PRICE,
+                chain.chain_id(),
+            );
             chain.submit(tx).unwrap();
             nonces[s] += 1;
         }

@@ -2,11 +2,10 @@
 
 mod common;
 
-use common::{chaind_run as chaind, dev_key, err, http_call, ok, u256, Node};
+use common::{chaind_run as chaind, dev_key, err, http_call, ok, Node};
 use serde_json::{json, Value};
 
 use chain_node::crypto::{Address, SecretKey};
-use chain_node::types::transaction::{Transaction, ValueTransfer};
 
 fn dev_node() -> Node {
     common::dev_http_node("admin,chain,debug")
@@ -961,16 +960,9 @@ fn a_thousand_blocks_round_trip() {
     let mut nonce = 0;
     for b in 0..1000u64 {
         for _ in 0..(1 + b % 2) {
-            let mut tx = Transaction::ValueTransfer(ValueTransfer {
-                nonce,
-                gas_price: u256(25_000_000_000),
-                gas: 21_000,
-                to: Address([(b % 200) as u8 + 1; 20]),
-                value: u256(u128::from(b) + 1),
-                from: sender.address(),
-                signatures: Vec::new(),
-            });
-            tx.sign(&sender, 1000);
+            let to = Address([(b % 200) as u8 + 1; 20]);
+            let tx =
+                common::transfer_tx(&sender, nonce, to, u128::from(b) + 1, common::PRICE, 1000);
             built.submit(tx).unwrap();
             nonce += 1;
         }

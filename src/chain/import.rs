@@ -557,16 +557,7 @@ mod tests {
 
     /// Signs `header` again as `sealer`: a block whose seals are valid whatever else it says.
     fn reseal(header: &mut Header, sealer: &SecretKey) {
-        let mut extra = BftExtra::decode(&header.extra).unwrap();
-        extra.seal = Vec::new();
-        extra.committed_seals = Vec::new();
-        header.extra = extra.encode();
-        extra.seal = sealer.sign_hash(&header.seal_hash().unwrap()).to_vec();
-        header.extra = extra.encode();
-        let mut msg = header.hash().to_vec();
-        msg.push(0x02);
-        extra.committed_seals = vec![sealer.sign_hash(&keccak256(&msg)).to_vec()];
-        header.extra = extra.encode();
+        crate::chain::seal_header(header, sealer);
     }
 
     /// Two blocks sealed on one chain, for another chain of the same genesis to import.

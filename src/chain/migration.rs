@@ -163,21 +163,12 @@ impl Chain {
         if !self.migration_status_mut().is_migration {
             return Err("not in migration".into());
         }
-        self.migration.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self
-            .migration
-            .thread
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            let _ = t.join();
-        }
+        self.stop_and_join_migration();
         Ok(())
     }
 
-    /// Stops a running migration at shutdown (its copy is discarded).
-    pub(super) fn stop_migration_for_shutdown(&self) {
+    /// Stops a running migration and waits for it (its copy is discarded); also at shutdown.
+    pub(super) fn stop_and_join_migration(&self) {
         self.migration.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self
             .migration

@@ -170,6 +170,27 @@ pub fn preimage(address: &Address) -> (Hash, Vec<u8>) {
     (keccak256(&address.0), address.0.to_vec())
 }
 
+/// Seals `header` as the chain's one validator: BFT extra data naming `validator`, its
+/// proposer seal over the seal hash and its committed seal over the block hash (reference
+/// 10.4). Everything else in the header must be final.
+pub fn seal_header(header: &mut Header, validator: &SecretKey) {
+    let mut extra = BftExtra {
+        vanity: [0; 31],
+        round: 0,
+        validators: vec![validator.address()],
+        seal: Vec::new(),
+        committed_seals: Vec::new(),
+    };
+    header.extra = extra.encode();
+    let seal_hash = header.seal_hash().expect("BFT extra data was just written");
+    extra.seal = validator.sign_hash(&seal_hash).to_vec();
+    header.extra = extra.encode();
+    let mut commit = header.hash().to_vec();
+    commit.push(0x02);
+    extra.committed_seals = vec![validator.sign_hash(&keccak256(&commit)).to_vec()];
+    header.extra = extra.encode();
+}
+
 /// The genesis block of `g`: its header and the state's trie nodes.
 pub fn genesis_block(g: &Genesis) -> Result<(Header, Vec<(Hash, Vec<u8>)>), ChainError> {
     let store = crate::trie::MemoryStore::default();
@@ -389,7 +410,7 @@ impl Chain {
     pub fn stop_long_operations(&self) {
         self.stopping
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        self.stop_migration_for_shutdown();
+        self.stop_and_join_migration();
         let saving = self
             .save_thread
             .lock()
@@ -1013,24 +1034,8 @@ impl Chain {
             random_reveal: None,
             mix_hash: None,
         };
-        let mut extra = BftExtra {
-            vanity: [0; 31],
-            round: 0,
-            validators: vec![rewardbase],
-            seal: Vec::new(),
-            committed_seals: Vec::new(),
-        };
-        header.extra = extra.encode();
-        let seal_hash = header.seal_hash().expect("BFT extra data was just written");
-        extra.seal = validator.sign_hash(&seal_hash).to_vec();
-        header.extra = extra.encode();
+        seal_header(&mut header, validator);
         let hash = header.hash();
-        let mut commit_msg = hash.to_vec();
-        commit_msg.push(0x02);
-        extra
-            .committed_seals
-            .push(validator.sign_hash(&keccak256(&commit_msg)).to_vec());
-        header.extra = extra.encode();
         let tx_hashes: Vec<[u8; 32]> = taken.iter().map(|p| p.hash).collect();
         let mut body = Vec::new();
         for t in &tx_encodings {

@@ -486,16 +486,15 @@ pub fn u256(v: u128) -> [u8; 32] {
 /// The dev chain's unit price.
 pub const PRICE: u128 = 25_000_000_000;
 
-/// A value transfer of `value` to `to` signed by `key` for `chain_id` at gas price `price`:
-/// the raw transaction as `0x`-hex.
-pub fn raw_transfer(
+/// A value transfer of `value` to `to` signed by `key` for `chain_id` at gas price `price`.
+pub fn transfer_tx(
     key: &chain_node::crypto::SecretKey,
     nonce: u64,
     to: chain_node::crypto::Address,
     value: u128,
     price: u128,
     chain_id: u64,
-) -> String {
+) -> chain_node::types::transaction::Transaction {
     use chain_node::types::transaction::{Transaction, ValueTransfer};
     let mut tx = Transaction::ValueTransfer(ValueTransfer {
         nonce,
@@ -507,6 +506,19 @@ pub fn raw_transfer(
         signatures: Vec::new(),
     });
     tx.sign(key, chain_id);
+    tx
+}
+
+/// [`transfer_tx`] as the raw transaction in `0x`-hex.
+pub fn raw_transfer(
+    key: &chain_node::crypto::SecretKey,
+    nonce: u64,
+    to: chain_node::crypto::Address,
+    value: u128,
+    price: u128,
+    chain_id: u64,
+) -> String {
+    let tx = transfer_tx(key, nonce, to, value, price, chain_id);
     format!("0x{}", hex::encode(tx.encode()))
 }
 
