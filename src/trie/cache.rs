@@ -29,17 +29,18 @@ struct Shard {
     bytes: usize,
 }
 
-/// The nodes of a saved cache file, kept as the file's bytes with an index per shard until
-/// each is first asked for (then it is checked against its hash and moved into the cache).
-struct Preloaded {
-    bytes: Vec<u8>,
-    index: Vec<HashMap<Hash, (usize, u32)>>,
+/// The nodes of a saved cache file, kept as they were read until each is first asked for
+/// (then it is checked against its hash and moved into the cache). The file's format is its
+/// owner's business (`chain::cachefile`); the cache only looks nodes up.
+pub trait SavedNodes: Send + Sync {
+    /// The bytes saved under `hash`, unchecked; `None` when the file has no such node.
+    fn find(&self, hash: &Hash) -> Option<&[u8]>;
 }
 
 /// A bounded cache of trie nodes by hash.
 pub struct NodeCache {
     shards: Vec<Mutex<Shard>>,
-    preloaded: std::sync::RwLock<Option<Arc<Preloaded>>>,
+    preloaded: std::sync::RwLock<Option<Arc<dyn SavedNodes>>>,
     /// Bytes each shard may hold; 0 disables the cache.
     shard_budget: usize,
 }
@@ -92,8 +93,7 @@ impl NodeCache {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()?;
-        let &(offset, len) = pre.index[Self::shard_of(hash)].get(hash)?;
-        let bytes = pre.bytes.get(offset..offset + len as usize)?;
+        let bytes = pre.find(hash)?;
         if crate::crypto::keccak256(bytes) != *hash {
             crate::log::warn(
                 "A node of the saved trie node cache does not match its hash; not used",
@@ -106,15 +106,13 @@ impl NodeCache {
         Some(node)
     }
 
-    /// Takes the nodes of a saved cache file: `bytes` and where each node is in them, grouped
-    /// by shard (`index[shard]`: hash to offset and length). Nothing is copied or checked now;
-    /// a node is checked against its hash when first asked for.
-    pub fn preload(&self, bytes: Vec<u8>, index: Vec<HashMap<Hash, (usize, u32)>>) {
+    /// Takes the nodes of a saved cache file. Nothing is copied or checked now; a node is
+    /// checked against its hash when first asked for.
+    pub fn preload(&self, saved: Arc<dyn SavedNodes>) {
         if self.shard_budget == 0 {
             return;
         }
-        *self.preloaded.write().unwrap_or_else(|p| p.into_inner()) =
-            Some(Arc::new(Preloaded { bytes, index }));
+        *self.preloaded.write().unwrap_or_else(|p| p.into_inner()) = Some(saved);
     }
 
     /// Keeps `node` under `hash`, forgetting the shard's oldest entries when over budget.
@@ -206,13 +204,18 @@ mod tests {
     #[test]
     fn a_preloaded_node_is_checked_when_first_asked_for() {
         let c = NodeCache::new(1 << 20);
-        let bytes = b"a nodeforged".to_vec();
+        struct Two(HashMap<Hash, &'static [u8]>);
+        impl SavedNodes for Two {
+            fn find(&self, hash: &Hash) -> Option<&[u8]> {
+                self.0.get(hash).copied()
+            }
+        }
         let good = crate::crypto::keccak256(b"a node");
         let forged = crate::crypto::keccak256(b"something else");
-        let mut index: Vec<HashMap<Hash, (usize, u32)>> = vec![HashMap::new(); SHARDS];
-        index[NodeCache::shard_of(&good)].insert(good, (0, 6));
-        index[NodeCache::shard_of(&forged)].insert(forged, (6, 6));
-        c.preload(bytes, index);
+        c.preload(Arc::new(Two(HashMap::from([
+            (good, &b"a node"[..]),
+            (forged, &b"forged"[..]),
+        ]))));
         assert_eq!(c.usage().0, 0, "nothing is in the cache proper yet");
         assert_eq!(c.get(&good).as_deref(), Some(&b"a node"[..]));
         assert_eq!(c.usage().0, 1, "now it is");
