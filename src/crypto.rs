@@ -316,6 +316,23 @@ pub fn recover_address(hash: &[u8; 32], rs: &[u8; 64], recid: u8) -> Result<Addr
     Ok(Address::from_public_xy(&xy))
 }
 
+/// Recovers the signer's uncompressed public key, X ‖ Y (64 bytes, no 0x04 prefix), from a
+/// hash and a signature r ‖ s ‖ recovery id (0..=3) as [`SecretKey::sign_hash`] gives it. The
+/// peer-to-peer handshake learns a node id this way. Fails with `recovery failed` for a
+/// recovery id above 3, r or s out of range, or no point to recover.
+pub fn recover_public_xy(hash: &[u8; 32], sig: &[u8; 65]) -> Result<[u8; 64], CryptoError> {
+    use secp256k1::ecdsa::{RecoverableSignature, RecoveryId};
+    let id = RecoveryId::from_i32(i32::from(sig[64])).map_err(|_| CryptoError::RecoveryFailed)?;
+    let sig = RecoverableSignature::from_compact(&sig[..64], id)
+        .map_err(|_| CryptoError::RecoveryFailed)?;
+    let pk = SECP
+        .recover_ecdsa(&Message::from_digest(*hash), &sig)
+        .map_err(|_| CryptoError::RecoveryFailed)?;
+    let mut xy = [0u8; 64];
+    xy.copy_from_slice(&pk.serialize_uncompressed()[1..]);
+    Ok(xy)
+}
+
 /// The hash signed by `personal_sign` and `chain_sign`:
 /// Keccak-256(0x19 ‖ `Chain Signed Message:` ‖ LF ‖ decimal byte length ‖ message).
 pub fn signed_message_hash(message: &[u8]) -> [u8; 32] {
@@ -580,6 +597,23 @@ mod tests {
         assert_eq!(*copy.to_bytes(), bytes);
         let hash = keccak256(b"x");
         assert_eq!(copy.sign_hash(&hash), sign_k256(&bytes, &hash));
+    }
+
+    #[test]
+    fn the_public_key_is_recovered_from_a_hash_signature() {
+        let k = SecretKey::from_slice(&[9u8; 32]).unwrap();
+        let hash = keccak256(b"node id");
+        let mut sig = k.sign_hash(&hash);
+        assert_eq!(recover_public_xy(&hash, &sig).unwrap(), k.public_xy());
+        sig[64] = 4;
+        assert_eq!(
+            recover_public_xy(&hash, &sig).unwrap_err(),
+            CryptoError::RecoveryFailed
+        );
+        assert_eq!(
+            recover_public_xy(&hash, &[0u8; 65]).unwrap_err(),
+            CryptoError::RecoveryFailed
+        );
     }
 
     #[test]
