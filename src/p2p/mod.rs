@@ -8,6 +8,8 @@
 //! The listener, dialing, peers and sync come on top of these with the peer-to-peer issue.
 
 pub mod identity;
+pub mod peer;
+pub mod sync;
 pub mod transport;
 pub mod url;
 pub mod wire;

@@ -1,0 +1,248 @@
+//! A connected peer as the rest of the node sees it, and the seam between the two halves of
+//! the peer-to-peer layer:
+//!
+//! - the server (`server`) owns sockets: it listens, dials, runs the handshake and the status
+//!   exchange, and gives each peer a reader thread and a writer thread;
+//! - the protocol (`sync`) owns meaning: what to do with a decoded [`Message`] (sync, block
+//!   and transaction propagation), through the [`Protocol`] trait.
+//!
+//! A [`Peer`] is shared by both: the protocol sends through it (a bounded queue that the
+//! peer's writer thread drains, so that no caller ever blocks on a slow peer's socket) and
+//! reads the head the peer last announced.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+
+use super::url::{NodeId, NodeType};
+use super::wire::{encode, Message, Status};
+
+/// Messages a peer's send queue holds before the peer is dropped as too slow.
+pub const SEND_QUEUE: usize = 1024;
+
+/// What the peer last told us of its chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerHead {
+    pub hash: [u8; 32],
+    pub number: u64,
+    pub blockscore: u128,
+}
+
+/// What the writer thread is asked to do.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// An encoded message to send.
+    Message(Arc<Vec<u8>>),
+    /// Send a `Disconnect` with this reason, then close.
+    Close(String),
+}
+
+/// A peer that passed the handshake and the status exchange.
+#[derive(Debug)]
+pub struct Peer {
+    pub id: NodeId,
+    /// The name it announced (its `Status`).
+    pub name: String,
+    /// Its capabilities, `<name>/<version>`, sorted.
+    pub caps: Vec<String>,
+    /// The protocol version both sides run.
+    pub version: u64,
+    pub inbound: bool,
+    /// Dialed because it is in the static set.
+    pub is_static: bool,
+    pub trusted: bool,
+    pub node_type: NodeType,
+    pub local_addr: SocketAddr,
+    pub remote_addr: SocketAddr,
+    head: Mutex<PeerHead>,
+    out: SyncSender<Outgoing>,
+    closing: AtomicBool,
+}
+
+/// How a peer's connection is described when it is made (the server's side of [`Peer`]).
+#[derive(Debug, Clone)]
+pub struct PeerLink {
+    pub id: NodeId,
+    pub inbound: bool,
+    pub is_static: bool,
+    pub trusted: bool,
+    pub node_type: NodeType,
+    pub local_addr: SocketAddr,
+    pub remote_addr: SocketAddr,
+}
+
+impl Peer {
+    /// A peer over `link` whose status is `status`, and the receiving end of its send queue
+    /// (for the writer thread).
+    pub fn new(link: PeerLink, status: &Status) -> (Arc<Peer>, Receiver<Outgoing>) {
+        let (out, rx) = std::sync::mpsc::sync_channel(SEND_QUEUE);
+        let mut caps = status.caps.clone();
+        caps.sort();
+        let peer = Peer {
+            id: link.id,
+            name: status.name.clone(),
+            caps,
+            version: status.version,
+            inbound: link.inbound,
+            is_static: link.is_static,
+            trusted: link.trusted,
+            node_type: link.node_type,
+            local_addr: link.local_addr,
+            remote_addr: link.remote_addr,
+            head: Mutex::new(PeerHead {
+                hash: status.head,
+                number: status.head_number,
+                blockscore: status.blockscore,
+            }),
+            out,
+            closing: AtomicBool::new(false),
+        };
+        (Arc::new(peer), rx)
+    }
+
+    /// Queues `msg` for the peer. False when the peer is closing, or when its queue is full
+    /// (the peer is then disconnected: a peer that cannot keep up is dropped, never waited
+    /// for).
+    pub fn send(&self, msg: &Message) -> bool {
+        self.send_encoded(Arc::new(encode(msg)))
+    }
+
+    /// [`Peer::send`] of a message encoded once for many peers.
+    pub fn send_encoded(&self, bytes: Arc<Vec<u8>>) -> bool {
+        if self.closing.load(Ordering::Relaxed) {
+            return false;
+        }
+        match self.out.try_send(Outgoing::Message(bytes)) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                self.disconnect("send queue full");
+                false
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+
+    /// Asks the writer to send `Disconnect { reason }` and close the connection. Only the
+    /// first call counts.
+    pub fn disconnect(&self, reason: &str) {
+        if self.closing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // The queue may be full: the writer also watches `closing` (see `is_closing`).
+        let _ = self.out.try_send(Outgoing::Close(reason.to_string()));
+    }
+
+    /// Whether [`Peer::disconnect`] was called.
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Relaxed)
+    }
+
+    /// The head the peer last announced.
+    pub fn head(&self) -> PeerHead {
+        *self.head.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records a head the peer announced (a `NewBlock`, or blocks it served), if it is
+    /// further than the one known.
+    pub fn note_head(&self, head: PeerHead) {
+        let mut h = self.head.lock().unwrap_or_else(|p| p.into_inner());
+        if head.number > h.number {
+            *h = head;
+        }
+    }
+}
+
+/// What the server asks of the protocol. Every method is called from a peer's reader thread
+/// (or the server's threads) and must not block for long: slow work goes to the protocol's
+/// own threads.
+pub trait Protocol: Send + Sync {
+    /// Our status, sent to every new peer.
+    fn local_status(&self) -> Status;
+    /// A peer passed the status exchange and is in the peer set.
+    fn on_connected(&self, peer: &Arc<Peer>);
+    /// A message from `peer` (never `Status`, `Disconnect`, `Ping` or `Pong`: the server
+    /// handles those). An error disconnects the peer with the error as the reason.
+    fn on_message(&self, peer: &Arc<Peer>, msg: Message) -> Result<(), String>;
+    /// The peer left the peer set.
+    fn on_disconnected(&self, peer: &Arc<Peer>);
+}
+
+/// The connected peers, as the protocol sees them.
+pub trait PeerSet: Send + Sync {
+    /// Every connected peer.
+    fn peers(&self) -> Vec<Arc<Peer>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status() -> Status {
+        Status {
+            version: 65,
+            network_id: 1,
+            genesis: [1; 32],
+            head: [2; 32],
+            head_number: 5,
+            blockscore: 6,
+            name: "Chain/test".into(),
+            caps: vec!["istanbul/65".into(), "istanbul/64".into()],
+            listen_port: 1,
+        }
+    }
+
+    fn link() -> PeerLink {
+        PeerLink {
+            id: NodeId([3; 64]),
+            inbound: true,
+            is_static: false,
+            trusted: false,
+            node_type: NodeType::Unknown,
+            local_addr: ([127, 0, 0, 1], 1).into(),
+            remote_addr: ([127, 0, 0, 1], 2).into(),
+        }
+    }
+
+    #[test]
+    fn a_full_queue_disconnects_the_peer_instead_of_blocking() {
+        let (peer, rx) = Peer::new(link(), &status());
+        assert_eq!(peer.caps, vec!["istanbul/64", "istanbul/65"]);
+        for _ in 0..SEND_QUEUE {
+            assert!(peer.send(&Message::Ping));
+        }
+        assert!(!peer.is_closing());
+        assert!(!peer.send(&Message::Ping), "the queue is full");
+        assert!(peer.is_closing());
+        assert!(!peer.send(&Message::Ping), "a closing peer takes nothing");
+        assert_eq!(rx.try_iter().count(), SEND_QUEUE);
+    }
+
+    #[test]
+    fn disconnect_queues_one_close() {
+        let (peer, rx) = Peer::new(link(), &status());
+        assert!(peer.send(&Message::Pong));
+        peer.disconnect("requested");
+        peer.disconnect("again");
+        let got: Vec<_> = rx.try_iter().collect();
+        assert_eq!(got.len(), 2);
+        assert!(matches!(&got[1], Outgoing::Close(r) if r == "requested"));
+    }
+
+    #[test]
+    fn only_a_further_head_replaces_the_known_one() {
+        let (peer, _rx) = Peer::new(link(), &status());
+        peer.note_head(PeerHead {
+            hash: [9; 32],
+            number: 4,
+            blockscore: 5,
+        });
+        assert_eq!(peer.head().number, 5);
+        peer.note_head(PeerHead {
+            hash: [9; 32],
+            number: 7,
+            blockscore: 8,
+        });
+        assert_eq!(peer.head().hash, [9; 32]);
+    }
+}
