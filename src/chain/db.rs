@@ -375,58 +375,20 @@ impl ChainDb {
         &self,
         first: u64,
         last: u64,
-        mut f: impl FnMut(u64, &[u8], &[u8]) -> std::result::Result<(), E>,
+        f: impl FnMut(u64, &[u8], &[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<u64>, E> {
-        let tx = self.db.begin_read().map_err(Error::from)?;
-        let canonical = tx.open_table(CANONICAL).map_err(Error::from)?;
-        let headers = tx.open_table(HEADERS).map_err(Error::from)?;
-        let bodies = tx.open_table(BODIES).map_err(Error::from)?;
-        // Three sequential scans in step: the canonical hashes, the headers and the bodies.
-        let from: (u64, &[u8; 32]) = (first, &[0; 32]);
-        let to: (u64, &[u8; 32]) = (last, &[0xff; 32]);
-        let mut hs = headers.range(from..=to).map_err(Error::from)?;
-        let mut bs = bodies.range(from..=to).map_err(Error::from)?;
-        let mut cs = canonical.range(first..=last).map_err(Error::from)?;
-        for number in first..=last {
-            let Some(c) = cs.next() else {
-                return Ok(Some(number));
-            };
-            let (n, hash) = c.map_err(Error::from)?;
-            let (n, hash) = (n.value(), *hash.value());
-            if n != number {
-                return Ok(Some(number));
-            }
-            // Entries of blocks off the canonical chain (none today) are passed over.
-            let header = loop {
-                match hs.next() {
-                    Some(e) => {
-                        let (k, v) = e.map_err(Error::from)?;
-                        if k.value() == (number, &hash) {
-                            break Some(v);
-                        }
-                    }
-                    None => break None,
-                }
-            };
-            let body = loop {
-                match bs.next() {
-                    Some(e) => {
-                        let (k, v) = e.map_err(Error::from)?;
-                        if k.value() == (number, &hash) {
-                            break Some(v);
-                        }
-                    }
-                    None => break None,
-                }
-            };
-            let (Some(header), Some(body)) = (header, body) else {
-                return Err(
-                    Error::Corrupt(format!("block {number}: header or body missing")).into(),
-                );
-            };
-            f(number, header.value(), body.value())?;
-        }
-        Ok(None)
+        self.block_reader()?.read(first, last, f)
+    }
+
+    /// A consistent view of the stored blocks (one read transaction) that several threads
+    /// can read at once.
+    pub fn block_reader(&self) -> Result<BlockReader> {
+        let tx = self.db.begin_read()?;
+        Ok(BlockReader {
+            canonical: tx.open_table(CANONICAL)?,
+            headers: tx.open_table(HEADERS)?,
+            bodies: tx.open_table(BODIES)?,
+        })
     }
 
     /// Makes block `number` (which must be stored) the head: the canonical numbers above it
@@ -527,6 +489,73 @@ fn decode_u32(bytes: &[u8]) -> Result<u32> {
         .try_into()
         .map_err(|_| Error::Corrupt(format!("schema version of {} bytes", bytes.len())))?;
     Ok(u32::from_be_bytes(arr))
+}
+
+/// The canonical blocks as of one read transaction; shared by reference between threads
+/// (an export reads its range on every core).
+pub struct BlockReader {
+    canonical: redb::ReadOnlyTable<u64, &'static [u8; 32]>,
+    headers: redb::ReadOnlyTable<(u64, &'static [u8; 32]), &'static [u8]>,
+    bodies: redb::ReadOnlyTable<(u64, &'static [u8; 32]), &'static [u8]>,
+}
+
+impl BlockReader {
+    /// Calls `f(number, header, body)` for each canonical block from `first` to `last`, in
+    /// order. Stops at the first error of `f`; a missing block is `Ok(Some(number))`.
+    pub fn read<E: From<Error>>(
+        &self,
+        first: u64,
+        last: u64,
+        mut f: impl FnMut(u64, &[u8], &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<u64>, E> {
+        let (canonical, headers, bodies) = (&self.canonical, &self.headers, &self.bodies);
+        // Three sequential scans in step: the canonical hashes, the headers and the bodies.
+        let from: (u64, &[u8; 32]) = (first, &[0; 32]);
+        let to: (u64, &[u8; 32]) = (last, &[0xff; 32]);
+        let mut hs = headers.range(from..=to).map_err(Error::from)?;
+        let mut bs = bodies.range(from..=to).map_err(Error::from)?;
+        let mut cs = canonical.range(first..=last).map_err(Error::from)?;
+        for number in first..=last {
+            let Some(c) = cs.next() else {
+                return Ok(Some(number));
+            };
+            let (n, hash) = c.map_err(Error::from)?;
+            let (n, hash) = (n.value(), *hash.value());
+            if n != number {
+                return Ok(Some(number));
+            }
+            // Entries of blocks off the canonical chain (none today) are passed over.
+            let header = loop {
+                match hs.next() {
+                    Some(e) => {
+                        let (k, v) = e.map_err(Error::from)?;
+                        if k.value() == (number, &hash) {
+                            break Some(v);
+                        }
+                    }
+                    None => break None,
+                }
+            };
+            let body = loop {
+                match bs.next() {
+                    Some(e) => {
+                        let (k, v) = e.map_err(Error::from)?;
+                        if k.value() == (number, &hash) {
+                            break Some(v);
+                        }
+                    }
+                    None => break None,
+                }
+            };
+            let (Some(header), Some(body)) = (header, body) else {
+                return Err(
+                    Error::Corrupt(format!("block {number}: header or body missing")).into(),
+                );
+            };
+            f(number, header.value(), body.value())?;
+        }
+        Ok(None)
+    }
 }
 
 #[cfg(test)]
