@@ -45,6 +45,15 @@ impl NodeStore for BatchNodes<'_> {
 
 /// What checking a block's signatures found, done before the block is run.
 struct Recovered {
+    /// The block's hash (the committed seals sign it; worked out here, off the critical
+    /// path).
+    hash: Hash,
+    /// The header's RLP, as stored.
+    header_rlp: Vec<u8>,
+    /// Each transaction's encoding, their hashes, and the transactions root they make.
+    encodings: Vec<Vec<u8>>,
+    tx_hashes: Vec<Hash>,
+    tx_root: Hash,
     /// The proposer seal's and every committed seal's signer.
     sealers: Result<Vec<Address>, String>,
     signers: Vec<Result<Vec<Signer>, TxError>>,
@@ -60,6 +69,7 @@ fn recover_seal(hash: &[u8; 32], sig: &[u8]) -> Result<Address, String> {
 }
 
 fn recover(block: &Block) -> Recovered {
+    let hash = block.header.hash();
     let sealers = (|| {
         let extra = BftExtra::decode(&block.header.extra).map_err(|e| e.to_string())?;
         let seal_hash = block
@@ -70,7 +80,7 @@ fn recover(block: &Block) -> Recovered {
         if extra.committed_seals.is_empty() {
             return Err("no committed seal".to_string());
         }
-        let mut msg = block.header.hash().to_vec();
+        let mut msg = hash.to_vec();
         msg.push(0x02);
         let commit_hash = keccak256(&msg);
         for s in &extra.committed_seals {
@@ -85,7 +95,14 @@ fn recover(block: &Block) -> Recovered {
         out.push(extra.validators[0]);
         Ok(out)
     })();
+    // What needs no state is worked out here too, on every core, beside the signatures.
+    let encodings: Vec<Vec<u8>> = block.transactions.iter().map(Transaction::encode).collect();
     Recovered {
+        hash,
+        header_rlp: block.header.encode(),
+        tx_hashes: encodings.iter().map(|e| keccak256(e)).collect(),
+        tx_root: DeriveSha::Original.root(&encodings),
+        encodings,
         sealers,
         signers: block
             .transactions
@@ -114,15 +131,18 @@ fn with_recovered<T>(
         for _ in 0..threads {
             let tx = tx.clone();
             let (next, quit) = (&next, &quit);
-            s.spawn(move || loop {
-                // Small runs of blocks per claim: few atomics, results still early.
-                let start = next.fetch_add(8, Ordering::Relaxed);
-                if start >= blocks.len() || quit.load(Ordering::Relaxed) {
-                    return;
-                }
-                for (i, b) in blocks.iter().enumerate().skip(start).take(8) {
-                    if tx.send((i, recover(b))).is_err() {
+            s.spawn(move || {
+                background_priority();
+                loop {
+                    // Small runs of blocks per claim: few atomics, results still early.
+                    let start = next.fetch_add(8, Ordering::Relaxed);
+                    if start >= blocks.len() || quit.load(Ordering::Relaxed) {
                         return;
+                    }
+                    for (i, b) in blocks.iter().enumerate().skip(start).take(8) {
+                        if tx.send((i, recover(b))).is_err() {
+                            return;
+                        }
                     }
                 }
             });
@@ -143,6 +163,20 @@ fn with_recovered<T>(
         quit.store(true, Ordering::Relaxed);
         result
     })
+}
+
+/// Lowers the calling thread's scheduling priority (nice 10), so that it runs on what the
+/// other threads of the process leave. The recovery threads use it: the thread that checks
+/// the blocks in order is the import's critical path, and when the recovery threads took
+/// their equal share of two cores from it, the same import took 10 s or 18 s from run to
+/// run. Where it is not supported this does nothing.
+fn background_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls on the calling thread's own id; no memory is shared.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 10);
+    }
 }
 
 /// What an import did.
@@ -334,8 +368,8 @@ impl Chain {
         if h.block_score != one {
             return Err(bad("block score is not 1".into()));
         }
-        let encodings: Vec<Vec<u8>> = block.transactions.iter().map(Transaction::encode).collect();
-        if DeriveSha::Original.root(&encodings) != h.transactions_root {
+        let encodings = &rec.encodings;
+        if rec.tx_root != h.transactions_root {
             return Err(bad("transactions root mismatch".into()));
         }
         let state = State::at(nodes, parent.header.state_root);
@@ -345,7 +379,7 @@ impl Chain {
             .transactions
             .iter()
             .zip(&rec.signers)
-            .zip(&encodings)
+            .zip(encodings)
             .enumerate()
         {
             let tx_err = |why: String| bad(format!("transaction {i}: {why}"));
@@ -401,7 +435,7 @@ impl Chain {
             )));
         }
         let mut body = Vec::new();
-        for e in &encodings {
+        for e in encodings {
             body.extend_from_slice(e);
         }
         let mut receipts_rlp = Vec::new();
@@ -411,11 +445,11 @@ impl Chain {
         Ok((
             Ready {
                 number,
-                hash: h.hash(),
-                header: h.encode(),
+                hash: rec.hash,
+                header: rec.header_rlp,
                 body: list(&list(&body)),
                 receipts: list(&receipts_rlp),
-                tx_hashes: encodings.iter().map(|e| keccak256(e)).collect(),
+                tx_hashes: rec.tx_hashes,
                 nodes: new_nodes,
             },
             changed,
