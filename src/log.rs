@@ -40,11 +40,9 @@ pub fn enabled(level: Level) -> bool {
 /// True when `v` cannot be written bare after `key=`: it is empty, or holds whitespace, a
 /// control character, `"` or `=`.
 fn needs_quotes(v: &str) -> bool {
-    // An `=` inside a value is unambiguous (a field starts after a space, and a value with a
-    // space is quoted), so URLs with a query (`kni=kni://..?discport=0`) stay greppable.
     v.is_empty()
         || v.chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == '"')
+            .any(|c| c.is_whitespace() || c.is_control() || c == '"' || c == '=')
 }
 
 /// Control characters and whitespace other than the plain space: what could break a line.
@@ -134,15 +132,6 @@ mod tests {
         );
         let l = format_line(Level::Warn, "x", &[("path", "/a b")]);
         assert!(l.ends_with(r#" path="/a b""#), "{l}");
-        let l = format_line(
-            Level::Info,
-            "P2P listening",
-            &[("kni", "kni://ab@1.2.3.4:5?discport=0")],
-        );
-        assert!(
-            l.ends_with("] P2P listening kni=kni://ab@1.2.3.4:5?discport=0"),
-            "{l}"
-        );
     }
 
     #[test]

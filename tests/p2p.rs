@@ -140,6 +140,12 @@ fn two_nodes_peer_and_unpeer() {
         json!(format!("kni://{idb}@127.0.0.1:{port}?discport=0"))
     );
     assert_eq!(info["kni"], json!(kni(&b)));
+    assert!(
+        b.log_text()
+            .contains(&format!("P2P listening kni=\"{}\"", kni(&b))),
+        "{}",
+        b.log_text()
+    );
     assert_eq!(info["ip"], json!("127.0.0.1"));
     assert_eq!(info["listenAddr"], json!(format!("127.0.0.1:{port}")));
     assert_eq!(info["ports"], json!({"discovery": 0, "listener": port}));

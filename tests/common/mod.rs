@@ -262,10 +262,11 @@ impl Node {
             } else if line.contains("IPC endpoint opened") {
                 node.ipc = url.map(PathBuf::from);
             } else if line.contains("P2P listening") {
+                // The log quotes a value holding `=` (the URL's query), as logfmt does.
                 node.kni = line
                     .split_whitespace()
                     .find_map(|w| w.strip_prefix("kni="))
-                    .map(str::to_string);
+                    .map(|v| v.trim_matches('"').to_string());
             }
         }
         node
