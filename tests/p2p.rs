@@ -418,6 +418,18 @@ fn maxconnections_refuses_one_inbound_peer_too_many() {
     wait_log(&c, "too many peers");
     assert_eq!(peer_ids(&b), [id_of(&a)]);
     assert!(peers(&c).is_empty());
+
+    // Stopping B with a peer connected: it exits cleanly and tells A why.
+    let mut b = b;
+    assert!(
+        b.terminate(20).is_some_and(|st| st.success()),
+        "{}",
+        b.log_text()
+    );
+    wait_log(
+        &a,
+        "reason=\"disconnected by the peer: node shutting down\"",
+    );
 }
 
 #[test]
