@@ -892,7 +892,7 @@ fn dev_seals_an_initialized_chain_with_its_validator() {
 }
 
 /// `admin_nodeInfo`: the id of the node key in the data directory (created 0600 on first
-/// start, kept after), the record of a node without a p2p listener, and the protocol entry
+/// start, kept after), the record of the node's p2p listener, and the protocol entry
 /// of the real chain, which follows the head. A node without a chain has no protocol entry;
 /// a `--nodekey` file that does not exist stops the start.
 #[test]
@@ -925,11 +925,25 @@ fn node_info_shows_the_node_key_and_the_chain() {
         "exactly the spec's members"
     );
     assert_eq!(info["id"], json!(id));
+    // The record of the p2p listener (the test helper binds it to 127.0.0.1, any port).
+    let kni = n
+        .kni
+        .clone()
+        .expect("a node with a chain listens for peers");
+    let port: u16 = kni
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(
         info["kni"],
-        json!(format!("kni://{id}@0.0.0.0:0?discport=0"))
+        json!(format!("kni://{id}@127.0.0.1:{port}?discport=0"))
     );
-    assert_eq!(info["ports"], json!({"discovery": 0, "listener": 0}));
+    assert_eq!(info["ports"], json!({"discovery": 0, "listener": port}));
     assert!(info["name"].as_str().unwrap().starts_with("chaind/v"));
     let entry = |info: &Value| info["protocols"]["istanbul"].clone();
     assert_eq!(

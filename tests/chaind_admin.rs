@@ -1918,18 +1918,22 @@ fn help_marks_the_flags_without_effect() {
             text.push_str(line.trim());
         }
     }
-    for flag in ["--port <PORT>"] {
+    for flag in ["--nodiscover"] {
         let (_, text) = entries
             .iter()
             .find(|(f, _)| f == flag)
             .unwrap_or_else(|| panic!("{flag} missing from --help:\n{}", run.stdout));
         assert!(
-            text.contains("(accepted for compatibility; no effect until"),
+            text.contains("(accepted for compatibility: this node has no discovery"),
             "{flag}:{text}"
         );
     }
     // The flags that took effect say what they do, without the mark.
     for flag in [
+        "--port <PORT>",
+        "--p2paddr <HOST>",
+        "--maxconnections <N>",
+        "--staticnodes <FILE>",
         "--nodekey <FILE>",
         "--dev.period <SECONDS>",
         "--state.trie-cache-limit <MB>",
@@ -1941,7 +1945,8 @@ fn help_marks_the_flags_without_effect() {
     }
     let help = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        help.contains("Port 0 for --rpcport and --wsport picks a free port"),
+        help.contains("Port 0 for --rpcport, --wsport and --port picks a free port")
+            && help.contains("`P2P listening kni=KNI_URL`"),
         "--port 0 logs no address:\n{}",
         run.stdout
     );

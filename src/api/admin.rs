@@ -1,4 +1,5 @@
-//! `admin`: the data directory, the HTTP and WebSocket endpoints, the subscription limit.
+//! `admin`: the data directory, the HTTP and WebSocket endpoints, the subscription limit, the
+//! node's p2p record and its peers.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -43,6 +44,62 @@ pub trait Endpoints: Send + Sync {
 /// without knowing keys, sockets or databases.
 pub trait NodeInfoSource: Send + Sync {
     fn node_info(&self) -> Result<NodeInfo>;
+}
+
+/// The node's peers as `admin_peers`, `admin_addPeer` and `admin_removePeer` see them: the API
+/// asks without knowing sockets or threads.
+pub trait Peers: Send + Sync {
+    /// Every connected peer, in any order.
+    fn peers(&self) -> Vec<PeerInfo>;
+    /// How many peers are connected.
+    fn count(&self) -> usize {
+        self.peers().len()
+    }
+    /// Adds `url` to the static set (kept connected); false when it is not allowed (this node).
+    fn add(&self, url: crate::p2p::url::NodeUrl) -> bool;
+    /// Removes `id` from the static set and disconnects it; false when it is not allowed.
+    fn remove(&self, id: crate::p2p::url::NodeId) -> bool;
+}
+
+/// An element of `admin_peers` (the service spec's members, in the reference's order).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PeerInfo {
+    /// 128 hex digits.
+    pub id: String,
+    /// The name the peer announced.
+    pub name: String,
+    /// `<name>/<version>`, sorted.
+    pub caps: Vec<String>,
+    pub network: PeerNetwork,
+    /// Keyed by protocol name (`istanbul`).
+    pub protocols: std::collections::BTreeMap<&'static str, PeerProtocol>,
+}
+
+/// A peer's connection record.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PeerNetwork {
+    /// `ip:port`, IPv6 in brackets.
+    pub local_address: String,
+    pub remote_address: String,
+    pub inbound: bool,
+    pub trusted: bool,
+    /// Dialed because it is in the static set.
+    #[serde(rename = "static")]
+    pub is_static: bool,
+    /// `cn`, `pn`, `en`, `bn` or `unknown`.
+    pub node_type: String,
+}
+
+/// A peer's protocol entry.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PeerProtocol {
+    /// The protocol version both sides run.
+    pub version: u64,
+    /// The peer's total block score, a JSON number.
+    pub difficulty: u128,
+    /// `0x` + the hash of the head the peer last announced.
+    pub head: String,
 }
 
 /// `admin_nodeInfo`'s result (the service spec's members, in its order).
@@ -104,6 +161,8 @@ pub struct AdminApi {
     info: Option<Arc<dyn NodeInfoSource>>,
     /// The chain that export and import work on; `None` on a node without one.
     chain: Option<Arc<crate::chain::Chain>>,
+    /// The peer server; `None` on a node without p2p (no chain).
+    peers: Option<Arc<dyn Peers>>,
 }
 
 const HTTP_PARAMS: &[super::method::ParamSpec] = &[
@@ -136,6 +195,24 @@ impl Namespace for AdminApi {
             [],
             "The node's id, kni URL, p2p ports and, with a chain, its protocol entry (network, total block score, genesis, head, config)",
             Self::node_info
+        ),
+        method!(
+            "admin_peers",
+            [],
+            "The connected peers, sorted by id: id, name, caps, network (localAddress, remoteAddress, inbound, trusted, static, nodeType), protocols",
+            Self::peers
+        ),
+        method!(
+            "admin_addPeer",
+            [p("url", K::String)],
+            "Add a kni URL to the static peers, which the node keeps connected; false for this node's own URL",
+            Self::add_peer
+        ),
+        method!(
+            "admin_removePeer",
+            [p("url", K::String)],
+            "Remove a kni URL from the static peers and disconnect it; false for this node's own URL",
+            Self::remove_peer
         ),
         method!("admin_stopHTTP", [], "Close the HTTP endpoint", Self::stop_http),
         method!(
@@ -271,7 +348,44 @@ impl AdminApi {
             limit,
             info: None,
             chain: None,
+            peers: None,
         }
+    }
+
+    /// The peer server that `admin_peers`, `admin_addPeer` and `admin_removePeer` use.
+    pub fn with_peers(mut self, peers: Option<Arc<dyn Peers>>) -> AdminApi {
+        self.peers = peers;
+        self
+    }
+
+    /// `admin_peers`: the connected peers sorted by id; `[]` on a node without p2p.
+    fn peers(&self, _: &Call, _: &Params) -> Result<Vec<PeerInfo>> {
+        let mut v = self.peers.as_ref().map(|p| p.peers()).unwrap_or_default();
+        v.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(v)
+    }
+
+    /// The peer server, or the error of a node without p2p.
+    fn peer_server(&self) -> Result<&Arc<dyn Peers>> {
+        self.peers.as_ref().ok_or_else(|| AdminError::NoP2p.into())
+    }
+
+    /// `admin_addPeer(url)`: true once the node is in the static set (no reachability
+    /// check), false for this node's own id; `invalid kni: ...` for a bad URL.
+    fn add_peer(&self, _: &Call, p: &Params) -> Result<bool> {
+        let url: String = p.required(0)?;
+        let peers = self.peer_server()?;
+        let url = crate::p2p::url::parse_kni(&url).map_err(|e| AdminError::Peer(e.to_string()))?;
+        Ok(peers.add(url))
+    }
+
+    /// `admin_removePeer(url)`: true (known or not), false for this node's own id;
+    /// `invalid kni: ...` for a bad URL.
+    fn remove_peer(&self, _: &Call, p: &Params) -> Result<bool> {
+        let url: String = p.required(0)?;
+        let peers = self.peer_server()?;
+        let url = crate::p2p::url::parse_kni(&url).map_err(|e| AdminError::Peer(e.to_string()))?;
+        Ok(peers.remove(url.id))
     }
 
     /// The chain that export and import work on.

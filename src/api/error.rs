@@ -107,6 +107,12 @@ pub enum AdminError {
     /// The reference's `ErrNodeStopped`.
     #[error("node not started")]
     NodeNotStarted,
+    /// A peer method on a node that runs no p2p server.
+    #[error("p2p is not running: this node has no chain (start it with --dev, or after chaind init GENESIS.json)")]
+    NoP2p,
+    /// A peer method's failure, with its text (`invalid kni: ...`).
+    #[error("{0}")]
+    Peer(String),
 }
 
 /// The result type of handlers.

@@ -1,5 +1,5 @@
-//! `net`: the network id and whether peers can connect (never, until a peer-to-peer layer
-//! exists).
+//! `net`: the network id, whether peers can connect (the p2p listener runs), and how many
+//! are connected.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -13,6 +13,8 @@ use crate::rpc::{Call, Params};
 pub struct NetApi {
     network_id: u64,
     listening: Arc<AtomicBool>,
+    /// The peer server; `None` on a node without p2p (0 peers).
+    peers: Option<Arc<dyn super::admin::Peers>>,
 }
 
 impl Namespace for NetApi {
@@ -25,6 +27,12 @@ impl Namespace for NetApi {
             Self::listening
         ),
         method!(
+            "net_peerCount",
+            [],
+            "The number of connected peers, as a 0x quantity",
+            Self::peer_count
+        ),
+        method!(
             "net_version",
             [],
             "The network id, as a decimal string",
@@ -34,14 +42,26 @@ impl Namespace for NetApi {
 }
 
 impl NetApi {
-    /// `listening` is what `net_listening` answers. There is no peer-to-peer layer yet, so the
-    /// node passes a flag that stays false; a future listener would set it while it accepts
-    /// connections.
+    /// `listening` is what `net_listening` answers: the p2p server sets it while its
+    /// listener accepts connections (a node without p2p passes a flag that stays false).
     pub fn new(network_id: u64, listening: Arc<AtomicBool>) -> NetApi {
         NetApi {
             network_id,
             listening,
+            peers: None,
         }
+    }
+
+    /// The peers `net_peerCount` counts.
+    pub fn with_peers(mut self, peers: Option<Arc<dyn super::admin::Peers>>) -> NetApi {
+        self.peers = peers;
+        self
+    }
+
+    /// `net_peerCount`: the connected peers as a 0x quantity (`0x0` without p2p).
+    fn peer_count(&self, _: &Call, _: &Params) -> Result<String> {
+        let n = self.peers.as_ref().map_or(0, |p| p.count());
+        Ok(format!("0x{n:x}"))
     }
 
     fn version(&self, _: &Call, _: &Params) -> Result<String> {

@@ -18,11 +18,13 @@ use clap::{CommandFactory, Parser};
     args_override_self = true
 )]
 #[command(
-    after_help = "Port 0 for --rpcport and --wsport picks a free port; the chosen address is \
-logged on one line, e.g. `HTTP endpoint opened url=http://127.0.0.1:PORT`, \
-`WebSocket endpoint opened url=ws://127.0.0.1:PORT`, `IPC endpoint opened url=PATH`. \
-Flags marked \"accepted for compatibility\" are parsed and checked but change nothing yet: \
-this node has no peer-to-peer layer, trie-node cache or state migration yet. \
+    after_help = "Port 0 for --rpcport, --wsport and --port picks a free port; the chosen address \
+is logged on one line, e.g. `HTTP endpoint opened url=http://127.0.0.1:PORT`, \
+`WebSocket endpoint opened url=ws://127.0.0.1:PORT`, `IPC endpoint opened url=PATH`, \
+`P2P listening kni=KNI_URL`. The p2p listener runs only on a node with a chain (--dev, or \
+after chaind init); static peers come from --staticnodes or DATADIR/static-nodes.json (a JSON \
+array of kni URLs) and admin_addPeer. Flags marked \"accepted for compatibility\" are parsed \
+but change nothing. \
 `chaind init GENESIS.json` writes a chain's genesis block into the data directory; a node \
 started there serves that chain (without --dev it does not seal)."
 )]
@@ -125,10 +127,23 @@ pub struct Config {
     )]
     pub ipcmaxconnections: u32,
 
-    /// P2P listening port (accepted for compatibility; no effect until the peer-to-peer layer
-    /// exists: nothing listens on it)
+    /// P2P listening port (0 = any free port); the listener runs on a node with a chain
     #[arg(long, value_name = "PORT", default_value_t = 32323)]
     pub port: u16,
+    /// P2P listening host
+    #[arg(long, value_name = "HOST", default_value = "0.0.0.0")]
+    pub p2paddr: String,
+    /// Most inbound peers at once; one more is refused (static peers are dialed regardless)
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub maxconnections: usize,
+    /// Static peers file, a JSON array of kni URLs, kept connected [default:
+    /// DATADIR/static-nodes.json when present]
+    #[arg(long, value_name = "FILE")]
+    pub staticnodes: Option<PathBuf>,
+    /// Disable peer discovery (accepted for compatibility: this node has no discovery; peers
+    /// come only from static nodes and admin_addPeer)
+    #[arg(long)]
+    pub nodiscover: bool,
     /// Network id (answered by net_version)
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub networkid: u64,

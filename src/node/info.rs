@@ -18,12 +18,19 @@ const ISTANBUL: (u64, u64, u64) = (604_800, 0, 1);
 pub struct LocalNode {
     pub identity: Arc<NodeIdentity>,
     pub chain: Option<Arc<Chain>>,
+    /// The p2p server, whose listener gives the record; `None` on a node without p2p.
+    pub p2p: Option<Arc<crate::p2p::server::PeerServer>>,
 }
 
 impl NodeInfoSource for LocalNode {
     fn node_info(&self) -> Result<NodeInfo> {
-        // No p2p listener yet and no discovery: the reference's record for that case.
-        let addr: std::net::SocketAddr = ([0, 0, 0, 0], 0).into();
+        // No discovery: the record is the listener's bound address with UDP port 0, or
+        // without a listener `0.0.0.0:0` (the reference's records for those cases).
+        let addr: std::net::SocketAddr = self
+            .p2p
+            .as_ref()
+            .and_then(|s| s.local_addr())
+            .unwrap_or_else(|| ([0, 0, 0, 0], 0).into());
         let mut protocols = BTreeMap::new();
         if let Some(chain) = &self.chain {
             let (head, head_hash) = chain.head_block();
@@ -56,7 +63,7 @@ impl NodeInfoSource for LocalNode {
             name: crate::api::web3::client_version(),
             ports: Ports {
                 discovery: 0,
-                listener: 0,
+                listener: addr.port(),
             },
             protocols,
         })

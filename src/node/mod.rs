@@ -6,6 +6,7 @@
 pub mod config;
 pub mod info;
 mod offline;
+pub mod peers;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -425,6 +426,44 @@ impl Node {
         if let Some(c) = &chain {
             c.publish_to(bus.clone());
         }
+        // The p2p server: only a node with a chain has something to speak about with peers.
+        let listening = Arc::new(AtomicBool::new(false));
+        let p2p = match &chain {
+            Some(c) => {
+                let static_nodes =
+                    crate::p2p::server::load_static_nodes(cfg.staticnodes.as_deref(), &datadir)
+                        .map_err(StartError::Service)?;
+                let protocol = crate::p2p::sync::ChainProtocol::new(c.clone(), bus.clone());
+                let server = crate::p2p::server::PeerServer::new(
+                    identity.clone(),
+                    protocol.clone(),
+                    bus.clone(),
+                    crate::p2p::server::ServerConfig {
+                        host: cfg.p2paddr.clone(),
+                        port: cfg.port,
+                        max_inbound: cfg.maxconnections,
+                        static_nodes,
+                    },
+                    listening.clone(),
+                );
+                let set: Arc<dyn crate::p2p::peer::PeerSet> = server.clone();
+                protocol.attach(Arc::downgrade(&set));
+                Some(server)
+            }
+            None => {
+                log::info(
+                    "P2P disabled",
+                    &[(
+                        "reason",
+                        "no chain: start with --dev, or after chaind init GENESIS.json",
+                    )],
+                );
+                None
+            }
+        };
+        let peers: Option<Arc<dyn crate::api::admin::Peers>> = p2p
+            .clone()
+            .map(|s| Arc::new(peers::ServerPeers(s)) as Arc<dyn crate::api::admin::Peers>);
         let feeds = Arc::new(ChainFeeds::default());
         let apis = Apis {
             admin: Arc::new(
@@ -432,8 +471,10 @@ impl Node {
                     .with_node_info(Arc::new(info::LocalNode {
                         identity: identity.clone(),
                         chain: chain.clone(),
+                        p2p: p2p.clone(),
                     }))
-                    .with_chain(chain.clone()),
+                    .with_chain(chain.clone())
+                    .with_peers(peers.clone()),
             ),
             chain: Arc::new(ChainApi::new(
                 keystore.clone(),
@@ -441,7 +482,7 @@ impl Node {
                 feeds.clone(),
                 chain.clone(),
             )),
-            net: Arc::new(NetApi::new(cfg.networkid, Arc::new(AtomicBool::new(false)))),
+            net: Arc::new(NetApi::new(cfg.networkid, listening).with_peers(peers)),
             personal: Arc::new(
                 PersonalApi::new(
                     keystore.clone(),
@@ -517,6 +558,9 @@ impl Node {
                     cfg.trie_cache_save_period,
                 )));
             }
+        }
+        if let Some(server) = p2p {
+            plan.push(Box::new(crate::p2p::server::PeerService(server)));
         }
         plan.push(Box::new(endpoint_service));
         for s in plan {

@@ -1,14 +1,16 @@
-//! The peer-to-peer layer. Today its lower half:
+//! The peer-to-peer layer:
 //!
 //! - [`identity`]: the node's identity (its node key, id and `kni` URL);
 //! - [`url`]: node ids and the `kni://` URL parser of `admin_addPeer`;
 //! - [`transport`]: authenticated, encrypted connections (Noise XX, bound to the node key);
-//! - [`wire`]: the peer protocol's messages, encoded and decoded as pure functions.
-//!
-//! The listener, dialing, peers and sync come on top of these with the peer-to-peer issue.
+//! - [`wire`]: the peer protocol's messages, encoded and decoded as pure functions;
+//! - [`peer`]: a connected peer and the seam between the server and the protocol;
+//! - [`server`]: the listener, the static-peer dialer, and each connection's threads;
+//! - [`sync`]: the chain's side of the protocol.
 
 pub mod identity;
 pub mod peer;
+pub mod server;
 pub mod sync;
 pub mod transport;
 pub mod url;

@@ -58,6 +58,9 @@ pub struct Peer {
     head: Mutex<PeerHead>,
     out: SyncSender<Outgoing>,
     closing: AtomicBool,
+    /// The reason of the first `disconnect`, for the writer and the log (the queue may have
+    /// been too full to carry it).
+    reason: Mutex<Option<String>>,
 }
 
 /// How a peer's connection is described when it is made (the server's side of [`Peer`]).
@@ -97,6 +100,7 @@ impl Peer {
             }),
             out,
             closing: AtomicBool::new(false),
+            reason: Mutex::new(None),
         };
         (Arc::new(peer), rx)
     }
@@ -129,6 +133,7 @@ impl Peer {
         if self.closing.swap(true, Ordering::SeqCst) {
             return;
         }
+        *self.reason.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason.to_string());
         // The queue may be full: the writer also watches `closing` (see `is_closing`).
         let _ = self.out.try_send(Outgoing::Close(reason.to_string()));
     }
@@ -136,6 +141,14 @@ impl Peer {
     /// Whether [`Peer::disconnect`] was called.
     pub fn is_closing(&self) -> bool {
         self.closing.load(Ordering::Relaxed)
+    }
+
+    /// The reason given to the first [`Peer::disconnect`], if it was called.
+    pub fn close_reason(&self) -> Option<String> {
+        self.reason
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The head the peer last announced.
@@ -227,6 +240,7 @@ mod tests {
         let got: Vec<_> = rx.try_iter().collect();
         assert_eq!(got.len(), 2);
         assert!(matches!(&got[1], Outgoing::Close(r) if r == "requested"));
+        assert_eq!(peer.close_reason().as_deref(), Some("requested"));
     }
 
     #[test]

@@ -179,22 +179,34 @@ pub struct Node {
     pub http: Option<String>,
     pub ws: Option<String>,
     pub ipc: Option<PathBuf>,
+    /// The kni URL of `P2P listening kni=...` (a node with a chain).
+    pub kni: Option<String>,
     log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Node {
     /// Starts `chaind --datadir <tmp> --lightkdf ARGS...` and waits until the endpoints the
     /// arguments ask for (`--rpc`, `--ws`, IPC unless `--ipcdisable`) are logged as opened.
+    /// Unless ARGS set them, the p2p listener gets `--port 0 --p2paddr 127.0.0.1`, so that
+    /// tests running at once never contend for the default port.
     pub fn start(args: &[&str]) -> Node {
         Node::start_in(tempfile::tempdir().unwrap(), args)
     }
 
     /// As [`Node::start`] in a given datadir.
     pub fn start_in(datadir: tempfile::TempDir, args: &[&str]) -> Node {
+        let mut p2p: Vec<&str> = Vec::new();
+        if !args.contains(&"--port") {
+            p2p.extend(["--port", "0"]);
+        }
+        if !args.contains(&"--p2paddr") {
+            p2p.extend(["--p2paddr", "127.0.0.1"]);
+        }
         let mut child = Command::new(chaind_bin())
             .arg("--datadir")
             .arg(datadir.path())
             .arg("--lightkdf")
+            .args(&p2p)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -224,6 +236,7 @@ impl Node {
             http: None,
             ws: None,
             ipc: None,
+            kni: None,
             log,
         };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -248,6 +261,12 @@ impl Node {
                 node.ws = url;
             } else if line.contains("IPC endpoint opened") {
                 node.ipc = url.map(PathBuf::from);
+            } else if line.contains("P2P listening") {
+                // The log quotes a value holding `=` (the URL's query), as logfmt does.
+                node.kni = line
+                    .split_whitespace()
+                    .find_map(|w| w.strip_prefix("kni="))
+                    .map(|v| v.trim_matches('"').to_string());
             }
         }
         node
