@@ -474,3 +474,40 @@ fn static_nodes_file_connects_at_start_up_and_a_bad_entry_stops_the_start() {
         "{stderr}"
     );
 }
+
+/// A flood of bare TCP connections that never speak: past the limit of connections in their
+/// handshake, new ones are closed at once (one warning in the log, not one per connection);
+/// RPC keeps answering, and once the silent ones time out a real peer connects.
+#[test]
+fn a_flood_of_silent_connections_is_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = genesis(dir.path(), "g.json", None, false);
+    let a = node(&g, &[]);
+    let b = node(&g, &[]);
+    let baddr = addr_of(&kni(&b));
+    let limit = chain_node::p2p::server::MAX_HANDSHAKING;
+    let mut silent = Vec::new();
+    for _ in 0..limit {
+        silent.push(TcpStream::connect(&baddr).unwrap());
+    }
+    // Every one of these is accepted and then held for its handshake...
+    wait_until("the node to accept the silent connections", &b, || {
+        let s = TcpStream::connect(&baddr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut buf = [0u8; 1];
+        // ...so one more is closed without a byte.
+        matches!((&s).read(&mut buf), Ok(0))
+    });
+    wait_log(&b, "Too many inbound connections in their handshake");
+    assert_eq!(
+        b.log_text()
+            .matches("Too many inbound connections in their handshake")
+            .count(),
+        1,
+        "one warning, not one per connection"
+    );
+    assert_eq!(ok(call(&b, "net_peerCount", json!([]))), json!("0x0"));
+    // The silent ones time out (5 s each); then a real peer is admitted.
+    drop(silent);
+    connect(&a, &b);
+}

@@ -33,6 +33,10 @@ use crate::service::{Service, StopFlag, Worker};
 
 /// How long the Noise handshake (and the identity proof) may take.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Inbound connections that may be in their handshake or status exchange at once. Each holds
+/// a thread for up to the handshake and status timeouts, so a flood of bare TCP connections
+/// must not grow without bound: past this many, new ones are closed at once.
+pub const MAX_HANDSHAKING: usize = 64;
 /// How long we wait for the peer's `Status` after the handshake.
 pub const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
 /// A `Ping` goes out this often on every connection.
@@ -159,6 +163,19 @@ pub struct PeerServer {
     sockets: Mutex<Sockets>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     workers: Mutex<Vec<Worker>>,
+    /// Inbound connections not yet peers (see [`MAX_HANDSHAKING`]).
+    handshaking: Arc<std::sync::atomic::AtomicUsize>,
+    /// When the last "too many handshakes" warning was logged (one per 10 s at most).
+    flood_warned: Mutex<Option<Instant>>,
+}
+
+/// One inbound connection counted in [`PeerServer::handshaking`] until dropped.
+struct Handshaking(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Handshaking {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -220,6 +237,8 @@ impl PeerServer {
             sockets: Mutex::new(Sockets::default()),
             threads: Mutex::new(Vec::new()),
             workers: Mutex::new(Vec::new()),
+            handshaking: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            flood_warned: Mutex::new(None),
         });
         for url in server.cfg.static_nodes.clone() {
             server.add_static(url);
@@ -363,10 +382,17 @@ impl PeerServer {
     fn accept_loop(self: Arc<Self>, listener: TcpListener, stop: StopFlag) {
         loop {
             match listener.accept() {
-                Ok((stream, _)) => {
+                Ok((stream, from)) => {
+                    if self.handshaking.fetch_add(1, Ordering::SeqCst) >= MAX_HANDSHAKING {
+                        self.handshaking.fetch_sub(1, Ordering::SeqCst);
+                        drop(stream);
+                        self.warn_flood(from);
+                        continue;
+                    }
+                    let counted = Handshaking(self.handshaking.clone());
                     let me = self.clone();
                     self.spawn_conn(move || {
-                        let _ = me.run_connection(stream, Direction::Accepted);
+                        let _ = me.run_connection(stream, Direction::Accepted, Some(counted));
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -419,7 +445,7 @@ impl PeerServer {
             .addr
             .expect("only static peers with an address are dialed");
         let lasted = match TcpStream::connect_timeout(&addr, DIAL_TIMEOUT) {
-            Ok(stream) => self.run_connection(stream, Direction::Dialed(url.id)),
+            Ok(stream) => self.run_connection(stream, Direction::Dialed(url.id), None),
             Err(e) => {
                 log::debug(
                     "Peer dial failed",
@@ -453,14 +479,42 @@ impl PeerServer {
 
     /// Runs one connection: handshake, status exchange, admission, then the peer's life.
     /// Returns how long it was a connected peer (`None`: it never became one).
-    fn run_connection(self: &Arc<Self>, stream: TcpStream, dir: Direction) -> Option<Duration> {
+    fn run_connection(
+        self: &Arc<Self>,
+        stream: TcpStream,
+        dir: Direction,
+        counted: Option<Handshaking>,
+    ) -> Option<Duration> {
         let key = self.register(&stream)?;
-        let result = self.connect(stream, dir);
+        let result = self.connect(stream, dir, counted);
         lock(&self.sockets).open.remove(&key);
         result
     }
 
-    fn connect(self: &Arc<Self>, stream: TcpStream, dir: Direction) -> Option<Duration> {
+    /// Logs that inbound connections are being closed unanswered (at most every 10 s).
+    fn warn_flood(&self, from: SocketAddr) {
+        let mut last = lock(&self.flood_warned);
+        if last.is_some_and(|t| t.elapsed() < Duration::from_secs(10)) {
+            return;
+        }
+        *last = Some(Instant::now());
+        log::warn(
+            "Too many inbound connections in their handshake; closing new ones",
+            &[
+                ("limit", &MAX_HANDSHAKING.to_string()),
+                ("addr", &from.to_string()),
+            ],
+        );
+    }
+
+    /// `counted`: the inbound connection's place among those handshaking, given up once it
+    /// is a peer or gone.
+    fn connect(
+        self: &Arc<Self>,
+        stream: TcpStream,
+        dir: Direction,
+        counted: Option<Handshaking>,
+    ) -> Option<Duration> {
         let inbound = matches!(dir, Direction::Accepted);
         let addr = stream
             .peer_addr()
@@ -549,6 +603,8 @@ impl PeerServer {
             local_addr: conn.local_addr,
             remote_addr: conn.remote_addr,
         };
+        // Past the handshake and the status exchange: no longer counted as handshaking.
+        drop(counted);
         let (peer, rx) = Peer::new(link, &theirs);
         // Admission, atomic with the insertion (lock order: statics, then peers).
         let refused = {
