@@ -790,6 +790,26 @@ impl Chain {
         self.admission().pool.pending_list()
     }
 
+    /// The signed bytes (as `chain_sendRawTransaction` takes them) of those of `hashes` that
+    /// are in the pool, pending or queued, with their hashes, in the order asked; the others
+    /// are left out. What the peers are sent.
+    pub fn pending_raw(&self, hashes: &[[u8; 32]]) -> Vec<([u8; 32], Vec<u8>)> {
+        let found: Vec<([u8; 32], Transaction)> = {
+            let adm = self.admission();
+            hashes
+                .iter()
+                .filter_map(|h| adm.pool.find(h).map(|p| (*h, p.tx.clone())))
+                .collect()
+        };
+        // Encoded outside the pool's lock.
+        found.into_iter().map(|(h, tx)| (h, tx.encode())).collect()
+    }
+
+    /// The hashes of the pending transactions, in arrival order.
+    pub fn pending_hashes(&self) -> Vec<[u8; 32]> {
+        self.admission().pool.pending_hashes()
+    }
+
     /// The blocks an import refused lately (at most [`BAD_BLOCKS`]), newest last, with why.
     pub fn bad_blocks(&self) -> Vec<(crate::types::block::Block, String)> {
         self.bad_blocks
