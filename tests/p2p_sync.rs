@@ -5,23 +5,26 @@
 //! threads do over a socket). No sockets, no timing assertions: tests wait for a state,
 //! with a generous deadline.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+mod p2p_net;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
 
 use chain_node::chain::genesis::Genesis;
 use chain_node::chain::Chain;
 use chain_node::crypto::{Address, SecretKey};
-use chain_node::events::Bus;
-use chain_node::p2p::peer::{Outgoing, Peer, PeerLink, PeerSet, Protocol};
-use chain_node::p2p::sync::ChainProtocol;
-use chain_node::p2p::url::{NodeId, NodeType};
+use chain_node::p2p::peer::{Outgoing, Peer, PeerSet, Protocol};
+use chain_node::p2p::url::NodeId;
 use chain_node::p2p::wire::{self, Message};
-use chain_node::service::Service;
 use chain_node::types::block::Block;
 use chain_node::types::transaction::{Transaction, ValueTransfer};
+use p2p_net::{connect, peer_link, wait_for, Tamper};
+
+/// A node of the test chain.
+fn node(n: u8) -> p2p_net::Node {
+    p2p_net::Node::new(n, &genesis())
+}
 
 fn validator() -> SecretKey {
     SecretKey::from_slice(&[0x46; 32]).unwrap()
@@ -69,189 +72,6 @@ fn block_at(chain: &Chain, number: u64) -> Block {
     Block::decode(&raw[0]).unwrap()
 }
 
-/// Waits (at most 60 s) for `cond`.
-#[track_caller]
-fn wait_for(what: &str, cond: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-#[derive(Default)]
-struct Peers(Mutex<Vec<Arc<Peer>>>);
-
-impl PeerSet for Peers {
-    fn peers(&self) -> Vec<Arc<Peer>> {
-        self.0.lock().unwrap().clone()
-    }
-}
-
-struct Node {
-    chain: Arc<Chain>,
-    protocol: Arc<ChainProtocol>,
-    peers: Arc<Peers>,
-    service: Box<dyn Service>,
-    id: NodeId,
-    _dir: tempfile::TempDir,
-}
-
-impl Node {
-    fn new(n: u8) -> Node {
-        let dir = tempfile::tempdir().unwrap();
-        let chain = Arc::new(Chain::open(dir.path(), &genesis()).unwrap());
-        let bus = Bus::new();
-        chain.publish_to(bus.clone());
-        let protocol = ChainProtocol::new(chain.clone(), bus);
-        let peers = Arc::new(Peers::default());
-        let set: Arc<dyn PeerSet> = peers.clone();
-        protocol.attach(Arc::downgrade(&set));
-        let mut service = protocol.service();
-        service.start().unwrap();
-        Node {
-            chain,
-            protocol,
-            peers,
-            service,
-            id: NodeId([n; 64]),
-            _dir: dir,
-        }
-    }
-
-    fn head(&self) -> u64 {
-        self.chain.head_number()
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        self.service.stop();
-    }
-}
-
-/// Changes the messages of one direction of a link on their way.
-type Tamper = Arc<dyn Fn(Message) -> Message + Send + Sync>;
-
-/// A connection between two nodes.
-struct Link {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
-    /// Why each side closed the connection, `(side, reason)`, side 0 being `a`.
-    closed: Arc<Mutex<Vec<(usize, String)>>>,
-    /// Messages carried, by direction (0: a to b) and kind.
-    counts: Arc<Mutex<HashMap<(usize, &'static str), usize>>>,
-}
-
-impl Link {
-    fn closed(&self) -> Vec<(usize, String)> {
-        self.closed.lock().unwrap().clone()
-    }
-
-    fn count(&self, direction: usize, kind: &'static str) -> usize {
-        *self
-            .counts
-            .lock()
-            .unwrap()
-            .get(&(direction, kind))
-            .unwrap_or(&0)
-    }
-}
-
-impl Drop for Link {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
-fn peer_link(id: NodeId, inbound: bool) -> PeerLink {
-    PeerLink {
-        id,
-        inbound,
-        is_static: false,
-        trusted: false,
-        node_type: NodeType::Unknown,
-        local_addr: ([127, 0, 0, 1], 1).into(),
-        remote_addr: ([127, 0, 0, 1], 2).into(),
-    }
-}
-
-/// Connects `a` and `b`; `tamper_b_to_a` changes what `b` sends `a`.
-fn connect(a: &Node, b: &Node, tamper_b_to_a: Option<Tamper>) -> Link {
-    // `a`'s handle on `b` carries `b`'s status, and the other way round.
-    let (on_a, rx_a) = Peer::new(peer_link(b.id, false), &b.protocol.local_status());
-    let (on_b, rx_b) = Peer::new(peer_link(a.id, true), &a.protocol.local_status());
-    a.peers.0.lock().unwrap().push(on_a.clone());
-    b.peers.0.lock().unwrap().push(on_b.clone());
-    let link = Link {
-        stop: Arc::new(AtomicBool::new(false)),
-        threads: Vec::new(),
-        closed: Arc::new(Mutex::new(Vec::new())),
-        counts: Arc::new(Mutex::new(HashMap::new())),
-    };
-    let mut link = link;
-    // Both ends, as (protocol, its handle, its peer set).
-    let ends = [
-        (a.protocol.clone(), on_a.clone(), a.peers.clone()),
-        (b.protocol.clone(), on_b.clone(), b.peers.clone()),
-    ];
-    let ends = Arc::new(ends);
-    for (from, rx, tamper) in [(0usize, rx_a, None), (1, rx_b, tamper_b_to_a)] {
-        let to = 1 - from;
-        let (ends, stop, closed, counts) = (
-            ends.clone(),
-            link.stop.clone(),
-            link.closed.clone(),
-            link.counts.clone(),
-        );
-        link.threads.push(std::thread::spawn(move || {
-            let close = |reason: String| {
-                closed.lock().unwrap().push((from, reason));
-                for (proto, peer, set) in ends.iter() {
-                    peer.disconnect("connection closed");
-                    set.0.lock().unwrap().retain(|p| !Arc::ptr_eq(p, peer));
-                    proto.on_disconnected(peer);
-                }
-            };
-            loop {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                match rx.recv_timeout(Duration::from_millis(20)) {
-                    Ok(Outgoing::Message(bytes)) => {
-                        let mut msg =
-                            wire::decode(&bytes).expect("the protocol sends valid messages");
-                        if let Some(t) = &tamper {
-                            msg = t(msg);
-                        }
-                        *counts
-                            .lock()
-                            .unwrap()
-                            .entry((from, msg.kind()))
-                            .or_default() += 1;
-                        let (proto, peer, _) = &ends[to];
-                        if let Err(reason) = proto.on_message(peer, msg) {
-                            // What the server does: the receiving side drops the sender.
-                            peer.disconnect(&reason);
-                        }
-                    }
-                    Ok(Outgoing::Close(reason)) => {
-                        close(reason);
-                        return;
-                    }
-                    Err(_) => {}
-                }
-            }
-        }));
-    }
-    a.protocol.on_connected(&on_a);
-    b.protocol.on_connected(&on_b);
-    link
-}
-
 /// Asserts that two chains hold the same blocks, states and receipts up to their heads.
 fn assert_same_chain(x: &Chain, y: &Chain) {
     assert_eq!(x.head_block(), y.head_block());
@@ -275,9 +95,9 @@ fn assert_same_chain(x: &Chain, y: &Chain) {
 
 #[test]
 fn a_follower_500_blocks_behind_syncs_to_the_same_chain() {
-    let source = Node::new(1);
+    let source = node(1);
     seal_blocks(&source.chain, 500);
-    let follower = Node::new(2);
+    let follower = node(2);
     let link = connect(&follower, &source, None);
     wait_for("the follower to sync", || follower.head() == 500);
     assert_same_chain(&source.chain, &follower.chain);
@@ -287,9 +107,9 @@ fn a_follower_500_blocks_behind_syncs_to_the_same_chain() {
 
 #[test]
 fn a_sync_in_small_answers_asks_again_until_it_has_the_head() {
-    let source = Node::new(1);
+    let source = node(1);
     seal_blocks(&source.chain, 130);
-    let follower = Node::new(2);
+    let follower = node(2);
     // The source answers with at most 25 blocks: fewer than asked is "what fits".
     let short: Tamper = Arc::new(|m| match m {
         Message::Blocks { mut blocks } => {
@@ -324,7 +144,7 @@ fn tamper_block(number: u64, f: fn(&mut Block)) -> Tamper {
 
 #[test]
 fn a_bad_block_is_refused_and_its_peer_dropped() {
-    let source = Node::new(1);
+    let source = node(1);
     seal_blocks(&source.chain, 20);
     let cases: [(fn(&mut Block), &str); 3] = [
         // The header changed after sealing: the seal is not the validator's.
@@ -349,7 +169,7 @@ fn a_bad_block_is_refused_and_its_peer_dropped() {
         ),
     ];
     for (f, want) in cases {
-        let follower = Node::new(2);
+        let follower = node(2);
         let link = connect(&follower, &source, Some(tamper_block(1, f)));
         wait_for("the source to be dropped", || !link.closed().is_empty());
         let closed = link.closed();
@@ -368,12 +188,12 @@ fn a_bad_block_is_refused_and_its_peer_dropped() {
 #[test]
 fn after_a_bad_block_the_sync_goes_on_from_another_peer() {
     // The liar is one block ahead, so it is asked first; it lies about block 5.
-    let liar = Node::new(1);
+    let liar = node(1);
     seal_blocks(&liar.chain, 21);
-    let honest = Node::new(3);
+    let honest = node(3);
     let blocks: Vec<Block> = (1..=20).map(|n| block_at(&liar.chain, n)).collect();
     honest.chain.insert_blocks(&blocks).unwrap();
-    let follower = Node::new(2);
+    let follower = node(2);
     let bad = connect(
         &follower,
         &liar,
@@ -394,9 +214,9 @@ fn after_a_bad_block_the_sync_goes_on_from_another_peer() {
 
 #[test]
 fn a_sealed_block_reaches_the_peers_along_a_line() {
-    let a = Node::new(1);
-    let b = Node::new(2);
-    let c = Node::new(3);
+    let a = node(1);
+    let b = node(2);
+    let c = node(3);
     let ab = connect(&a, &b, None);
     let bc = connect(&b, &c, None);
     for n in 1..=3 {
@@ -415,8 +235,8 @@ fn a_sealed_block_reaches_the_peers_along_a_line() {
 
 #[test]
 fn a_new_block_beyond_the_next_starts_a_sync() {
-    let a = Node::new(1);
-    let b = Node::new(2);
+    let a = node(1);
+    let b = node(2);
     // The first four new blocks are lost on the way (a ping arrives instead): the fifth is
     // beyond `b`'s head + 1, and `b` syncs.
     let lost = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -441,8 +261,8 @@ fn a_new_block_beyond_the_next_starts_a_sync() {
 
 #[test]
 fn a_transfer_sent_to_a_follower_is_sealed_by_the_validator_and_comes_back() {
-    let validator_node = Node::new(1);
-    let follower = Node::new(2);
+    let validator_node = node(1);
+    let follower = node(2);
     let link = connect(&follower, &validator_node, None);
     let tx = transfer(&follower.chain, 0, 9);
     let hash = follower.chain.submit(tx).unwrap();
@@ -462,12 +282,12 @@ fn a_transfer_sent_to_a_follower_is_sealed_by_the_validator_and_comes_back() {
 
 #[test]
 fn a_new_peer_gets_the_pending_transactions() {
-    let follower = Node::new(2);
+    let follower = node(2);
     let hash = follower
         .chain
         .submit(transfer(&follower.chain, 0, 9))
         .unwrap();
-    let validator_node = Node::new(1);
+    let validator_node = node(1);
     let _link = connect(&follower, &validator_node, None);
     wait_for("the transfer to reach the validator", || {
         validator_node.chain.transaction(&hash).unwrap().is_some()
@@ -476,8 +296,8 @@ fn a_new_peer_gets_the_pending_transactions() {
 
 #[test]
 fn an_undecodable_transaction_drops_the_peer() {
-    let a = Node::new(1);
-    let b = Node::new(2);
+    let a = node(1);
+    let b = node(2);
     let garble: Tamper = Arc::new(|m| match m {
         Message::Transactions { mut txs } => {
             txs[0].push(0);
@@ -496,7 +316,7 @@ fn an_undecodable_transaction_drops_the_peer() {
 }
 
 /// The `Blocks` answers to `GetBlocks` sent to `node` through a peer handle of our own.
-fn ask(node: &Node, from: u64, count: u64) -> Vec<Block> {
+fn ask(node: &p2p_net::Node, from: u64, count: u64) -> Vec<Block> {
     let status = node.protocol.local_status();
     let (peer, rx) = Peer::new(peer_link(NodeId([9; 64]), true), &status);
     node.protocol
@@ -515,7 +335,7 @@ fn ask(node: &Node, from: u64, count: u64) -> Vec<Block> {
 
 #[test]
 fn serving_respects_the_count_the_head_and_the_size() {
-    let node = Node::new(1);
+    let node = node(1);
     seal_blocks(&node.chain, 12);
     let numbers = |bs: Vec<Block>| bs.iter().map(|b| b.header.number).collect::<Vec<_>>();
     assert_eq!(numbers(ask(&node, 3, 4)), vec![3, 4, 5, 6]);
