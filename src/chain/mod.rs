@@ -603,6 +603,16 @@ impl Chain {
     pub fn submit(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
         // Signatures are recovered before the lock is taken (libsecp256k1, once).
         let signers = tx.recovered();
+        self.submit_recovered(tx, signers)
+    }
+
+    /// [`Chain::submit`] of a transaction whose signers were recovered before (a pending
+    /// transaction checked again after the head moved keeps them: no second recovery).
+    pub(crate) fn submit_recovered(
+        &self,
+        tx: Transaction,
+        signers: Result<Vec<crate::types::account_key::Signer>, crate::types::transaction::TxError>,
+    ) -> Result<[u8; 32], SubmitError> {
         let sender = match (&tx, &signers) {
             (Transaction::Legacy(_), Ok(s)) => s.first().map(|s| s.address),
             (Transaction::Legacy(_), Err(_)) => None,
