@@ -11,7 +11,6 @@
 //! Run: `cargo bench --bench p2p_sync`.
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 #[path = "../tests/p2p_net/mod.rs"]
 mod p2p_net;

@@ -146,7 +146,8 @@ fn tamper_block(number: u64, f: fn(&mut Block)) -> Tamper {
 fn a_bad_block_is_refused_and_its_peer_dropped() {
     let source = node(1);
     seal_blocks(&source.chain, 20);
-    let cases: [(fn(&mut Block), &str); 3] = [
+    type Lie = fn(&mut Block);
+    let cases: [(Lie, &str); 3] = [
         // The header changed after sealing: the seal is not the validator's.
         (
             |b| b.header.time += 1,
@@ -355,4 +356,33 @@ fn serving_respects_the_count_the_head_and_the_size() {
     assert_eq!(node.chain.blocks_rlp(1, 12, 0).unwrap().len(), 1);
     assert_eq!(node.chain.blocks_rlp(1, 12, 0).unwrap()[0].len(), one);
     assert_eq!(Block::decode(&all[4]).unwrap().hash(), b5.hash());
+}
+
+#[test]
+fn a_peer_that_does_not_answer_is_dropped() {
+    let source = node(1);
+    seal_blocks(&source.chain, 3);
+    let follower = node(2);
+    // The answers are lost on the way (a ping arrives instead).
+    let silent: Tamper = Arc::new(|m| match m {
+        Message::Blocks { .. } => Message::Ping,
+        m => m,
+    });
+    let link = connect(&follower, &source, Some(silent));
+    wait_for("the drop", || !link.closed().is_empty());
+    assert!(link
+        .closed()
+        .iter()
+        .any(|(side, r)| *side == 0 && r == "block request timed out"));
+    assert_eq!(follower.head(), 0);
+}
+
+#[test]
+fn the_service_starts_once() {
+    let n = node(1);
+    let mut again = n.protocol.service();
+    assert_eq!(
+        again.start().unwrap_err(),
+        "the peer protocol's service was started twice"
+    );
 }

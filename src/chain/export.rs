@@ -204,7 +204,7 @@ impl Chain {
             block_rlp(&mut b, header, body).map_err(|e| {
                 RangeStop::Db(super::db::Error::Corrupt(format!("block {number}: {e}")))
             })?;
-            if !out.is_empty() && bytes + b.len() > max_bytes {
+            if !out.is_empty() && bytes.saturating_add(b.len()) > max_bytes {
                 return Err(RangeStop::Full);
             }
             bytes += b.len();

@@ -158,6 +158,9 @@ struct PeerState {
     failed_at: Option<u64>,
 }
 
+/// Where the `Blocks` answers of the peer a sync waits on go.
+type Answers = mpsc::Sender<Vec<Vec<u8>>>;
+
 /// A `GetBlocks` to serve.
 struct ServeJob {
     peer: Arc<Peer>,
@@ -181,7 +184,7 @@ pub struct ChainProtocol {
     sync_wanted: Mutex<bool>,
     sync_cv: Condvar,
     /// The peer a sync waits on for `Blocks`, and where its answers go.
-    expecting: Mutex<Option<(Arc<Peer>, mpsc::Sender<Vec<Vec<u8>>>)>>,
+    expecting: Mutex<Option<(Arc<Peer>, Answers)>>,
     serve: SyncSender<ServeJob>,
     txs_in: SyncSender<Vec<Transaction>>,
     queues: Mutex<Option<Queues>>,
@@ -712,7 +715,11 @@ impl ChainProtocol {
     /// passed over in silence; other refusals are logged (the chain may have moved on since
     /// the peer checked them).
     fn admit(&self, txs: Vec<Transaction>) {
-        for tx in txs {
+        for (i, tx) in txs.into_iter().enumerate() {
+            // A large batch does not hold up shutdown.
+            if i % 1024 == 1023 && self.stopping() {
+                return;
+            }
             match self.chain.submit(tx) {
                 Ok(_) => {}
                 Err(SubmitError::Pool(PoolError::Known(_) | PoolError::NonceTooLow)) => {}
