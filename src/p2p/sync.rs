@@ -6,8 +6,12 @@
 //! - **sync**: when a peer's head is beyond ours, the blocks after our head are fetched from
 //!   it in batches of [`SYNC_BATCH`], the next batch asked for while the previous one is
 //!   checked and stored (`Chain::insert_blocks`: seals, signatures, state roots). A block
-//!   that does not decode or is refused drops the peer (`bad block #N: <why>`); a peer that
-//!   does not answer within [`REQUEST_TIMEOUT`] is dropped too. One sync at a time;
+//!   that does not decode drops the peer (`bad block #N: <why>`) with nothing of its batch
+//!   stored; one the chain refuses drops it too, the blocks before it in the batch, which
+//!   passed every check, being kept (`insert_blocks` stores the valid prefix). A peer that
+//!   does not answer within [`REQUEST_TIMEOUT`] is dropped, an empty answer ends the attempt,
+//!   and the sync goes on from another peer ahead of us, if any. One sync at a time. (Every
+//!   block after genesis scores 1, so "ahead" is a higher head number.)
 //! - **block propagation**: each new head (sealed here or inserted from a peer) is sent as a
 //!   `NewBlock`, encoded once, to every peer whose known head is below it; a `NewBlock` that
 //!   extends our head is inserted at once, one further ahead starts a sync. A node announces
@@ -24,6 +28,11 @@
 //! on the reader thread: it is one block and the fastest path to the next peer. When a work
 //! queue is full (or the service is not running) the work is done on the reader thread
 //! instead: slower for that peer, but nothing is lost and nothing waits forever.
+//!
+//! Wiring, for the node: `let p = ChainProtocol::new(chain, bus)`; hand `p` to the server as
+//! its `Protocol`; `p.attach(Arc::downgrade(&server_as_peer_set))`; start `p.service()`
+//! before the server, so that `Services::stop_all` stops the server (no more messages)
+//! before the protocol's workers.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
