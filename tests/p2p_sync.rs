@@ -386,3 +386,27 @@ fn the_service_starts_once() {
         "the peer protocol's service was started twice"
     );
 }
+
+#[test]
+fn a_bad_new_block_is_refused_and_its_peer_dropped() {
+    let a = node(1);
+    let b = node(2);
+    let lie: Tamper = Arc::new(|m| match m {
+        Message::NewBlock { block } => {
+            let mut b = Block::decode(&block).unwrap();
+            b.header.state_root[0] ^= 1;
+            chain_node::chain::seal_header(&mut b.header, &validator());
+            Message::NewBlock { block: b.encode() }
+        }
+        m => m,
+    });
+    let link = connect(&b, &a, Some(lie));
+    seal_blocks(&a.chain, 1);
+    wait_for("the drop", || !link.closed().is_empty());
+    assert!(link
+        .closed()
+        .iter()
+        .any(|(side, r)| *side == 0 && r.starts_with("bad block #1: state root mismatch")));
+    assert_eq!(b.head(), 0);
+    assert_eq!(b.chain.bad_blocks().len(), 1, "kept for debug_getBadBlocks");
+}
