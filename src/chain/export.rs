@@ -226,6 +226,55 @@ fn export_in_segments(
     Ok((total, bytes))
 }
 
+/// Why [`Chain::blocks_rlp`] stopped reading: full, or the database failed.
+enum RangeStop {
+    Full,
+    Db(super::db::Error),
+}
+
+impl From<super::db::Error> for RangeStop {
+    fn from(e: super::db::Error) -> RangeStop {
+        RangeStop::Db(e)
+    }
+}
+
+impl Chain {
+    /// The RLPs of the canonical blocks from `from` on, in one read transaction: at most
+    /// `max_count` of them, and no more than `max_bytes` in all, except that the first block
+    /// is always given whatever its size. Fewer (or none) when the chain ends before; what a
+    /// peer's `GetBlocks` is answered with. Fails only when the database does.
+    pub fn blocks_rlp(
+        &self,
+        from: u64,
+        max_count: u64,
+        max_bytes: usize,
+    ) -> Result<Vec<Vec<u8>>, super::ChainError> {
+        let head = self.head_number();
+        if max_count == 0 || from > head {
+            return Ok(Vec::new());
+        }
+        let last = head.min(from.saturating_add(max_count - 1));
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        let mut bytes = 0usize;
+        let read = self.db.read_blocks(from, last, |number, header, body| {
+            let mut b = Vec::with_capacity(header.len() + body.len() + 8);
+            block_rlp(&mut b, header, body).map_err(|e| {
+                RangeStop::Db(super::db::Error::Corrupt(format!("block {number}: {e}")))
+            })?;
+            if !out.is_empty() && bytes.saturating_add(b.len()) > max_bytes {
+                return Err(RangeStop::Full);
+            }
+            bytes += b.len();
+            out.push(b);
+            Ok(())
+        });
+        match read {
+            Ok(_) | Err(RangeStop::Full) => Ok(out),
+            Err(RangeStop::Db(e)) => Err(e.into()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

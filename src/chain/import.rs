@@ -323,7 +323,8 @@ impl Chain {
             stale
         };
         for p in stale {
-            let _ = self.submit(p.tx);
+            // Its signers do not depend on the state: they are not recovered again.
+            let _ = self.submit_recovered(p.tx, Ok(p.signers));
         }
         self.publish(crate::events::Event::NewHead(std::sync::Arc::new(
             crate::events::NewHead {
@@ -691,6 +692,29 @@ mod tests {
             Imported { new: 0, known: 2 }
         );
         assert_eq!(chain.head_hash(), blocks[1].hash());
+    }
+
+    /// A follower's pool after it imports a block: the transactions the block holds leave,
+    /// the ones after them stay pending (checked again, signers kept).
+    #[test]
+    fn an_imported_block_takes_its_transactions_out_of_the_pool() {
+        let v = key(0x46);
+        let (_a, blocks) = sealed_blocks(&v);
+        let dir = tempfile::tempdir().unwrap();
+        let chain = Chain::open(dir.path(), &genesis(&v)).unwrap();
+        let included = chain.submit(blocks[0].transactions[0].clone()).unwrap();
+        let after = chain.submit(blocks[1].transactions[0].clone()).unwrap();
+        assert_eq!(chain.pool_counts(), (2, 0));
+        chain.insert_blocks(&blocks[..1]).unwrap();
+        assert_eq!(chain.pool_counts(), (1, 0));
+        assert_eq!(chain.pending_hashes(), vec![after]);
+        assert!(chain.pending_raw(&[included]).is_empty());
+        assert_eq!(
+            chain.pending_raw(&[after]),
+            vec![(after, blocks[1].transactions[0].encode())]
+        );
+        chain.insert_blocks(&blocks[1..]).unwrap();
+        assert_eq!(chain.pool_counts(), (0, 0));
     }
 
     #[test]

@@ -603,6 +603,16 @@ impl Chain {
     pub fn submit(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
         // Signatures are recovered before the lock is taken (libsecp256k1, once).
         let signers = tx.recovered();
+        self.submit_recovered(tx, signers)
+    }
+
+    /// [`Chain::submit`] of a transaction whose signers were recovered before (a pending
+    /// transaction checked again after the head moved keeps them: no second recovery).
+    pub(crate) fn submit_recovered(
+        &self,
+        tx: Transaction,
+        signers: Result<Vec<crate::types::account_key::Signer>, crate::types::transaction::TxError>,
+    ) -> Result<[u8; 32], SubmitError> {
         let sender = match (&tx, &signers) {
             (Transaction::Legacy(_), Ok(s)) => s.first().map(|s| s.address),
             (Transaction::Legacy(_), Err(_)) => None,
@@ -788,6 +798,26 @@ impl Chain {
     /// The pending transactions with their senders, in arrival order.
     pub fn pending(&self) -> Vec<(Transaction, Address)> {
         self.admission().pool.pending_list()
+    }
+
+    /// The signed bytes (as `chain_sendRawTransaction` takes them) of those of `hashes` that
+    /// are in the pool, pending or queued, with their hashes, in the order asked; the others
+    /// are left out. What the peers are sent.
+    pub fn pending_raw(&self, hashes: &[[u8; 32]]) -> Vec<([u8; 32], Vec<u8>)> {
+        let found: Vec<([u8; 32], Transaction)> = {
+            let adm = self.admission();
+            hashes
+                .iter()
+                .filter_map(|h| adm.pool.find(h).map(|p| (*h, p.tx.clone())))
+                .collect()
+        };
+        // Encoded outside the pool's lock.
+        found.into_iter().map(|(h, tx)| (h, tx.encode())).collect()
+    }
+
+    /// The hashes of the pending transactions, in arrival order.
+    pub fn pending_hashes(&self) -> Vec<[u8; 32]> {
+        self.admission().pool.pending_hashes()
     }
 
     /// The blocks an import refused lately (at most [`BAD_BLOCKS`]), newest last, with why.

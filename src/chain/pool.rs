@@ -295,6 +295,15 @@ impl Pool {
             .collect()
     }
 
+    /// The hashes of the pending transactions, in the order they became pending.
+    pub fn pending_hashes(&self) -> Vec<[u8; 32]> {
+        self.arrivals
+            .iter()
+            .filter_map(|(a, n)| self.senders.get(a)?.pending.get(n))
+            .map(|p| p.hash)
+            .collect()
+    }
+
     /// The queued transactions with their senders, by sender and nonce.
     pub fn queued_list(&self) -> Vec<(Transaction, Address)> {
         let mut out = Vec::with_capacity(self.queued);
