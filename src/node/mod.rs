@@ -428,6 +428,7 @@ impl Node {
         }
         // The p2p server: only a node with a chain has something to speak about with peers.
         let listening = Arc::new(AtomicBool::new(false));
+        let mut p2p_sync = None;
         let p2p = match &chain {
             Some(c) => {
                 let static_nodes =
@@ -448,6 +449,7 @@ impl Node {
                 );
                 let set: Arc<dyn crate::p2p::peer::PeerSet> = server.clone();
                 protocol.attach(Arc::downgrade(&set));
+                p2p_sync = Some(protocol);
                 Some(server)
             }
             None => {
@@ -558,6 +560,11 @@ impl Node {
                     cfg.trie_cache_save_period,
                 )));
             }
+        }
+        if let Some(protocol) = p2p_sync {
+            // The protocol's workers before the server, so that the server (stopped first)
+            // no longer hands them work while they stop.
+            plan.push(protocol.service());
         }
         if let Some(server) = p2p {
             plan.push(Box::new(crate::p2p::server::PeerService(server)));
