@@ -80,8 +80,6 @@ fn start(dd: tempfile::TempDir, extra: &[&str]) -> Node {
         "127.0.0.1",
         "--port",
         "0",
-        "--verbosity",
-        "2",
     ];
     args.extend(extra);
     Node::start_in(dd, &args)
@@ -169,12 +167,16 @@ fn main() {
             SecretKey::from_slice(&k).unwrap()
         })
         .collect();
+    // The validator is funded too: an empty block sealed by hand (see `empty_block`) keeps
+    // its parent's state root, which holds only if the rewardbase account already exists.
     let alloc: Vec<String> = senders
         .iter()
-        .map(|s| {
+        .map(|s| s.address())
+        .chain([v_address])
+        .map(|a| {
             format!(
                 r#""0x{}": {{"balance": "1000000000000000000000000000"}}"#,
-                hex::encode(s.address().0)
+                hex::encode(a.0)
             )
         })
         .collect();
