@@ -757,10 +757,29 @@ fn raise_open_files_limit() {
     }
 }
 
+/// Caps glibc's malloc arenas at four per core (its default is eight), before any thread
+/// starts. The node runs many threads (connection threads that come and go, the peers',
+/// the services'), and each arena keeps what was freed in it: with sixteen arenas on two
+/// cores, 200,000 subscriptions made and freed over short-lived IPC connections left 15 MB
+/// more resident (`tests/under_attack.rs`); with eight, none. `MALLOC_ARENA_MAX` in the
+/// environment still wins.
+fn bound_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let arenas = i32::try_from(cores.saturating_mul(4)).unwrap_or(i32::MAX);
+        // SAFETY: mallopt only changes an allocator setting; called before other threads.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, arenas);
+        }
+    }
+}
+
 /// Runs `chaind`: starts the node, waits for SIGINT or SIGTERM, shuts down. Returns the exit
 /// code.
 pub fn run(cfg: Config) -> i32 {
     use signal_hook::consts::{SIGINT, SIGTERM};
+    bound_malloc_arenas();
     match &cfg.command {
         Some(config::Subcommand::Init { genesis }) => return init(&cfg, genesis),
         Some(config::Subcommand::Export { file, first, last }) => {
