@@ -384,7 +384,21 @@ impl ChainDb {
     /// can read at once.
     pub fn block_reader(&self) -> Result<BlockReader> {
         let tx = self.db.begin_read()?;
+        let meta = tx.open_table(META)?;
+        let head = match meta.get(HEAD_KEY)? {
+            Some(v) if v.value().len() == 40 => Some(u64::from_be_bytes(
+                v.value()[..8].try_into().expect("8 bytes"),
+            )),
+            Some(v) => {
+                return Err(Error::Corrupt(format!(
+                    "head pointer of {} bytes",
+                    v.value().len()
+                )))
+            }
+            None => None,
+        };
         Ok(BlockReader {
+            head,
             canonical: tx.open_table(CANONICAL)?,
             headers: tx.open_table(HEADERS)?,
             bodies: tx.open_table(BODIES)?,
@@ -494,53 +508,85 @@ fn decode_u32(bytes: &[u8]) -> Result<u32> {
 /// The canonical blocks as of one read transaction; shared by reference between threads
 /// (an export reads its range on every core).
 pub struct BlockReader {
+    /// The head's number in this view (`None`: no block at all).
+    head: Option<u64>,
     canonical: redb::ReadOnlyTable<u64, &'static [u8; 32]>,
     headers: redb::ReadOnlyTable<(u64, &'static [u8; 32]), &'static [u8]>,
     bodies: redb::ReadOnlyTable<(u64, &'static [u8; 32]), &'static [u8]>,
 }
 
+type Entry<'a> = (
+    redb::AccessGuard<'a, (u64, &'static [u8; 32])>,
+    redb::AccessGuard<'a, &'static [u8]>,
+);
+
+/// The next entry of a scan of headers or bodies.
+fn next<'a>(
+    it: &mut redb::Range<'a, (u64, &'static [u8; 32]), &'static [u8]>,
+) -> Result<Option<Entry<'a>>> {
+    it.next().transpose().map_err(Error::from)
+}
+
 impl BlockReader {
     /// Calls `f(number, header, body)` for each canonical block from `first` to `last`, in
     /// order. Stops at the first error of `f`; a missing block is `Ok(Some(number))`.
+    ///
+    /// Headers and bodies are read in two sequential scans in step. Up to the head, the one
+    /// header stored at a number is the canonical block's; only where a rewound chain
+    /// (`debug_setHead`) left more than one is the canonical table asked which.
     pub fn read<E: From<Error>>(
         &self,
         first: u64,
         last: u64,
         mut f: impl FnMut(u64, &[u8], &[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<u64>, E> {
-        let (canonical, headers, bodies) = (&self.canonical, &self.headers, &self.bodies);
-        // Three sequential scans in step: the canonical hashes, the headers and the bodies.
+        let Some(head) = self.head else {
+            return Ok(Some(first));
+        };
         let from: (u64, &[u8; 32]) = (first, &[0; 32]);
-        let to: (u64, &[u8; 32]) = (last, &[0xff; 32]);
-        let mut hs = headers.range(from..=to).map_err(Error::from)?;
-        let mut bs = bodies.range(from..=to).map_err(Error::from)?;
-        let mut cs = canonical.range(first..=last).map_err(Error::from)?;
+        let to: (u64, &[u8; 32]) = (last.min(head), &[0xff; 32]);
+        let mut hs = self.headers.range(from..=to).map_err(Error::from)?;
+        let mut bs = self.bodies.range(from..=to).map_err(Error::from)?;
+        let number_of = |e: &Option<Entry<'_>>| e.as_ref().map(|(k, _)| k.value().0);
+        let mut h_next: Option<Entry<'_>> = next(&mut hs)?;
+        let mut b_next: Option<Entry<'_>> = next(&mut bs)?;
         for number in first..=last {
-            let Some(c) = cs.next() else {
-                return Ok(Some(number));
-            };
-            let (n, hash) = c.map_err(Error::from)?;
-            let (n, hash) = (n.value(), *hash.value());
-            if n != number {
+            if number > head || number_of(&h_next) != Some(number) {
                 return Ok(Some(number));
             }
-            // Entries of blocks off the canonical chain (none today) are passed over.
-            let header = loop {
-                match hs.next() {
-                    Some(e) => {
-                        let (k, v) = e.map_err(Error::from)?;
-                        if k.value() == (number, &hash) {
-                            break Some(v);
-                        }
-                    }
-                    None => break None,
+            let (k, v) = h_next.take().expect("checked above");
+            let (mut hash, mut header) = (*k.value().1, Some(v));
+            h_next = next(&mut hs)?;
+            if number_of(&h_next) == Some(number) {
+                // More than one header at this number: the canonical table decides.
+                let Some(c) = self.canonical.get(number).map_err(Error::from)? else {
+                    return Ok(Some(number));
+                };
+                let canonical = *c.value();
+                if hash != canonical {
+                    header = None;
                 }
-            };
+                while number_of(&h_next) == Some(number) {
+                    let (k, v) = h_next.take().expect("checked above");
+                    if *k.value().1 == canonical {
+                        (hash, header) = (canonical, Some(v));
+                    }
+                    h_next = next(&mut hs)?;
+                }
+            }
+            // The body under the same key; bodies of other blocks are passed over.
             let body = loop {
-                match bs.next() {
-                    Some(e) => {
-                        let (k, v) = e.map_err(Error::from)?;
-                        if k.value() == (number, &hash) {
+                match b_next.take() {
+                    Some((k, v)) => {
+                        let key = k.value();
+                        let here = key.0 == number && *key.1 == hash;
+                        let past = key.0 > number;
+                        if past {
+                            b_next = Some((k, v));
+                            break None;
+                        }
+                        b_next = next(&mut bs)?;
+                        if here {
                             break Some(v);
                         }
                     }

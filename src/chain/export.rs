@@ -73,20 +73,38 @@ pub fn block_rlp(out: &mut Vec<u8>, header: &[u8], body: &[u8]) -> Result<(), St
     Ok(())
 }
 
+/// Asks the kernel to start writing `file`'s dirty pages to disk now, without waiting: the
+/// writing then overlaps with reading the next blocks, and the final sync has little left to
+/// do (it was a quarter of an export's time). A hint: failures are ignored.
+fn start_writeback(file: &std::fs::File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a system call on a descriptor we own; it reads and writes no memory of ours.
+        unsafe {
+            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
 /// Blocks per segment of an export (read and encoded by one thread).
 const SEGMENT: u64 = 2048;
 
-/// The blocks `a..=b` as export writes them.
+/// The blocks `a..=b` as export writes them, in `buf` (emptied first: buffers go back and
+/// forth between the writer and the workers, so that their pages are touched once).
 fn encode_segment(
     reader: &super::db::BlockReader,
     a: u64,
     b: u64,
     stop: &AtomicBool,
+    mut buf: Vec<u8>,
 ) -> Result<Vec<u8>, ExportError> {
     if stop.load(Ordering::Relaxed) {
         return Err(ExportError::Stopped);
     }
-    let mut buf = Vec::with_capacity(1 << 20);
+    buf.clear();
     let missing = reader.read(a, b, |number, header, body| {
         block_rlp(&mut buf, header, body)
             .map_err(|e| ExportError::Db(super::db::Error::Corrupt(format!("block {number}: {e}"))))
@@ -183,16 +201,23 @@ fn export_in_segments(
         .max(1);
     std::thread::scope(|s| -> Result<(), ExportError> {
         let mut done_rx = Vec::with_capacity(workers);
+        let mut spent_tx = Vec::with_capacity(workers);
         for w in 0..workers {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>, ExportError>>(2);
             done_rx.push(rx);
+            // Written buffers, back to their worker.
+            let (back, spent) = std::sync::mpsc::channel::<Vec<u8>>();
+            spent_tx.push(back);
             let reader = &reader;
             s.spawn(move || {
                 let mut k = w as u64;
                 while k < segments {
                     let a = first + k * segment;
                     let b = (a + segment - 1).min(last);
-                    let item = encode_segment(reader, a, b, stop);
+                    let buf = spent
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(2 << 20));
+                    let item = encode_segment(reader, a, b, stop, buf);
                     let failed = item.is_err();
                     // A closed channel: the writer gave up; so does this worker.
                     if tx.send(item).is_err() || failed {
@@ -207,6 +232,10 @@ fn export_in_segments(
                 .recv()
                 .map_err(|_| ExportError::Io("an export thread ended early".into()))??;
             out.write_all(&buf).map_err(write_err)?;
+            let _ = spent_tx[(k % workers as u64) as usize].send(buf);
+            if k % 8 == 7 {
+                start_writeback(&file);
+            }
             let done = ((k + 1) * segment).min(total);
             progress(done, total);
         }
@@ -343,11 +372,43 @@ mod tests {
             assert_eq!((blocks, bytes), (b - a + 1, file.len() as u64));
             assert_eq!(seen.last(), Some(&(b - a + 1, b - a + 1)));
         }
+        // Rewound to block 5 and grown again to 8 by other blocks: the old blocks 6..=9 stay
+        // stored beside the new 6..=8, and only the canonical ones are exported; 9 is gone.
+        chain.set_head(5).unwrap();
+        for nonce in 5..8 {
+            let mut tx = Transaction::ValueTransfer(ValueTransfer {
+                nonce,
+                gas_price: price,
+                gas: 21_000,
+                to: Address([0x36; 20]),
+                value: [0; 32],
+                from: v.address(),
+                signatures: Vec::new(),
+            });
+            tx.sign(&v, chain.chain_id());
+            chain.submit(tx).unwrap();
+            chain.seal(&v).unwrap().unwrap();
+        }
+        assert_eq!(chain.head_number(), 8);
+        for segment in [1, 3, 100] {
+            let path = dir.path().join(format!("rewound-{segment}.rlp"));
+            export_in_segments(&chain, &path, (None, None), &stop, &mut |_, _| {}, segment)
+                .unwrap();
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                want(0, 8),
+                "segment {segment}"
+            );
+        }
+        let path = dir.path().join("old-nine.rlp");
+        let err = export_in_segments(&chain, &path, (Some(0), Some(9)), &stop, &mut |_, _| {}, 4)
+            .unwrap_err();
+        assert_eq!(err.to_string(), "export failed on #9: not found");
         // A block missing from the middle of the range fails the whole export, leaving nothing.
         let path = dir.path().join("past-the-head.rlp");
         let err = export_in_segments(&chain, &path, (Some(0), Some(12)), &stop, &mut |_, _| {}, 2)
             .unwrap_err();
-        assert_eq!(err.to_string(), "export failed on #10: not found");
+        assert_eq!(err.to_string(), "export failed on #9: not found");
         assert!(!path.exists());
         let temps = std::fs::read_dir(dir.path())
             .unwrap()
