@@ -151,6 +151,18 @@ fn followers_sync_and_a_transfer_sent_to_one_is_sealed_by_the_validator() {
             "follower {i}'s view of the validator"
         );
     }
+    // And the validator's view of them: follower 0 dialed in, follower 1 was dialed.
+    let id = |n: &Node| call(n, "admin_nodeInfo", json!([]))["id"].clone();
+    let seen: Vec<(Value, Value)> = peers_of(&v)
+        .iter()
+        .map(|p| (p["id"].clone(), p["network"]["inbound"].clone()))
+        .collect();
+    let mut want = vec![
+        (id(&followers[0]), json!(true)),
+        (id(&followers[1]), json!(false)),
+    ];
+    want.sort_by_key(|(id, _)| id.as_str().unwrap().to_string());
+    assert_eq!(seen, want, "admin_peers is sorted by id");
 
     // A transfer sent to follower 0 travels to the validator, is sealed there, and the block
     // reaches both followers.
