@@ -15,25 +15,9 @@ use std::time::Instant;
 
 use chain_node::chain::genesis::Genesis;
 use chain_node::chain::import::import_stream;
-use chain_node::chain::{genesis_block, seal_header, Chain};
+use chain_node::chain::{genesis_block, Chain};
 use chain_node::crypto::{Address, SecretKey};
-use chain_node::trie::EMPTY_ROOT;
-use chain_node::types::block::{Block, Header};
-
-/// An empty block on `parent`, sealed by `v`.
-fn empty_block(parent: &Header, v: &SecretKey) -> Header {
-    let mut h = parent.clone();
-    h.parent_hash = parent.hash();
-    h.rewardbase = v.address();
-    h.transactions_root = EMPTY_ROOT;
-    h.receipts_root = EMPTY_ROOT;
-    h.block_score = common::u256(1);
-    h.number = parent.number + 1;
-    h.gas_used = 0;
-    h.time = parent.time + 1;
-    seal_header(&mut h, v);
-    h
-}
+use chain_node::types::block::Block;
 
 /// CPU seconds (user and system, every thread) the process has used so far.
 fn cpu_secs() -> f64 {
@@ -89,7 +73,7 @@ fn main() {
             std::io::BufWriter::new(std::fs::File::create(work.path().join("empty.rlp")).unwrap());
         let mut parent = g;
         for _ in 0..n_empty {
-            let h = empty_block(&parent, &v);
+            let h = common::empty_block(&parent, &v);
             let b = Block {
                 header: h.clone(),
                 transactions: Vec::new(),

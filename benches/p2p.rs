@@ -23,29 +23,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chain_node::chain::genesis::Genesis;
-use chain_node::chain::{genesis_block, seal_header, Chain};
+use chain_node::chain::{genesis_block, Chain};
 use chain_node::crypto::{Address, SecretKey};
-use chain_node::trie::EMPTY_ROOT;
-use chain_node::types::block::{Block, Header};
+use chain_node::types::block::Block;
 use common::{http_call, ok, Node};
 use serde_json::{json, Value};
 
 const CHAIN_ID: u64 = 1000;
-
-/// An empty block on `parent`, sealed by `v`.
-fn empty_block(parent: &Header, v: &SecretKey) -> Header {
-    let mut h = parent.clone();
-    h.parent_hash = parent.hash();
-    h.rewardbase = v.address();
-    h.transactions_root = EMPTY_ROOT;
-    h.receipts_root = EMPTY_ROOT;
-    h.block_score = common::u256(1);
-    h.number = parent.number + 1;
-    h.gas_used = 0;
-    h.time = parent.time + 1;
-    seal_header(&mut h, v);
-    h
-}
 
 /// A data directory written by `chaind init` with `genesis_file`, under `work`.
 fn init_dir(work: &Path, genesis_file: &Path) -> tempfile::TempDir {
@@ -197,7 +181,7 @@ fn main() {
         let mut out = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
         let mut parent = g;
         for _ in 0..n_empty {
-            let h = empty_block(&parent, &v);
+            let h = common::empty_block(&parent, &v);
             let b = Block {
                 header: h.clone(),
                 transactions: Vec::new(),

@@ -18,27 +18,11 @@ mod p2p_net;
 use std::time::{Duration, Instant};
 
 use chain_node::chain::genesis::Genesis;
-use chain_node::chain::{genesis_block, seal_header, Chain};
+use chain_node::chain::{genesis_block, Chain};
 use chain_node::crypto::{Address, SecretKey};
 use chain_node::events::{Event, Kinds};
-use chain_node::trie::EMPTY_ROOT;
-use chain_node::types::block::{Block, Header};
+use chain_node::types::block::Block;
 use p2p_net::{connect, Node};
-
-/// An empty block on `parent`, sealed by `v`.
-fn empty_block(parent: &Header, v: &SecretKey) -> Header {
-    let mut h = parent.clone();
-    h.parent_hash = parent.hash();
-    h.rewardbase = v.address();
-    h.transactions_root = EMPTY_ROOT;
-    h.receipts_root = EMPTY_ROOT;
-    h.block_score = common::u256(1);
-    h.number = parent.number + 1;
-    h.gas_used = 0;
-    h.time = parent.time + 1;
-    seal_header(&mut h, v);
-    h
-}
 
 /// Waits for `node` to reach block `number`: seconds since `t`.
 fn synced(node: &Node, number: u64, t: Instant) -> f64 {
@@ -113,7 +97,7 @@ fn main() {
         let (mut parent, _) = genesis_block(&genesis).unwrap();
         let mut batch = Vec::new();
         for _ in 0..n_empty {
-            let h = empty_block(&parent, &v);
+            let h = common::empty_block(&parent, &v);
             batch.push(Block {
                 header: h.clone(),
                 transactions: Vec::new(),

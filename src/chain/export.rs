@@ -321,12 +321,13 @@ mod tests {
         let chain = Chain::open(&dir.path().join("db"), &Genesis::dev(v.address(), funds)).unwrap();
         let mut price = [0u8; 32];
         price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
-        for nonce in 0..9 {
+        // A block of one transfer to `to`.
+        let seal_one = |nonce: u64, to: u8| {
             let mut tx = Transaction::ValueTransfer(ValueTransfer {
                 nonce,
                 gas_price: price,
                 gas: 21_000,
-                to: Address([0x35; 20]),
+                to: Address([to; 20]),
                 value: [0; 32],
                 from: v.address(),
                 signatures: Vec::new(),
@@ -334,6 +335,9 @@ mod tests {
             tx.sign(&v, chain.chain_id());
             chain.submit(tx).unwrap();
             chain.seal(&v).unwrap().unwrap();
+        };
+        for nonce in 0..9 {
+            seal_one(nonce, 0x35);
         }
         // What the file must hold: each block encoded whole from what the chain serves.
         let want = |a: u64, b: u64| -> Vec<u8> {
@@ -376,18 +380,7 @@ mod tests {
         // stored beside the new 6..=8, and only the canonical ones are exported; 9 is gone.
         chain.set_head(5).unwrap();
         for nonce in 5..8 {
-            let mut tx = Transaction::ValueTransfer(ValueTransfer {
-                nonce,
-                gas_price: price,
-                gas: 21_000,
-                to: Address([0x36; 20]),
-                value: [0; 32],
-                from: v.address(),
-                signatures: Vec::new(),
-            });
-            tx.sign(&v, chain.chain_id());
-            chain.submit(tx).unwrap();
-            chain.seal(&v).unwrap().unwrap();
+            seal_one(nonce, 0x36);
         }
         assert_eq!(chain.head_number(), 8);
         for segment in [1, 3, 100] {

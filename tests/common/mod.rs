@@ -573,3 +573,22 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// An empty block on `parent`, sealed by `v` by hand (`Chain::seal` makes no empty block).
+/// Its state root is its parent's, which holds when `v`'s account (the rewardbase) exists.
+pub fn empty_block(
+    parent: &chain_node::types::block::Header,
+    v: &chain_node::crypto::SecretKey,
+) -> chain_node::types::block::Header {
+    let mut h = parent.clone();
+    h.parent_hash = parent.hash();
+    h.rewardbase = v.address();
+    h.transactions_root = chain_node::trie::EMPTY_ROOT;
+    h.receipts_root = chain_node::trie::EMPTY_ROOT;
+    h.block_score = u256(1);
+    h.number = parent.number + 1;
+    h.gas_used = 0;
+    h.time = parent.time + 1;
+    chain_node::chain::seal_header(&mut h, v);
+    h
+}
