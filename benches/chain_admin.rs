@@ -50,13 +50,7 @@ fn main() {
     let n_transfers = common::env_or("ADMIN_TRANSFERS", 200_000);
     let block_txs = common::env_or("ADMIN_BLOCK_TXS", 2_000);
     let v = SecretKey::from_slice(&[0x11; 32]).unwrap();
-    let senders: Vec<SecretKey> = (0..1000u64)
-        .map(|i| {
-            let mut k = [0x22u8; 32];
-            k[..8].copy_from_slice(&(i + 1).to_be_bytes());
-            SecretKey::from_slice(&k).unwrap()
-        })
-        .collect();
+    let senders: Vec<SecretKey> = common::numbered_keys(1000);
     let mut genesis = Genesis::dev(v.address(), common::u256(1 << 100));
     for s in &senders {
         genesis.alloc.insert(s.address(), common::u256(1 << 100));
@@ -189,19 +183,8 @@ fn submit_transfers(
     count: usize,
 ) {
     for i in first..first + count {
-        let s = i % senders.len();
-        let mut to = [0x5a; 20];
-        to[12..].copy_from_slice(&(i as u64).to_be_bytes());
-        let tx = common::transfer_tx(
-            &senders[s],
-            nonces[s],
-            Address(to),
-            1,
-            common::PRICE,
-            chain.chain_id(),
-        );
+        let tx = common::numbered_transfer(&senders, nonces, i, chain.chain_id());
         chain.submit(tx).unwrap();
-        nonces[s] += 1;
     }
 }
 

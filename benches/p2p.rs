@@ -144,13 +144,7 @@ fn main() {
         .with_scrypt(chain_node::keystore::keyfile::ScryptParams::LIGHT);
     let v_address = ks.new_account("").unwrap().address;
     let v = ks.load_key(v_address, "").unwrap();
-    let senders: Vec<SecretKey> = (0..100u64)
-        .map(|i| {
-            let mut k = [0x22u8; 32];
-            k[..8].copy_from_slice(&(i + 1).to_be_bytes());
-            SecretKey::from_slice(&k).unwrap()
-        })
-        .collect();
+    let senders: Vec<SecretKey> = common::numbered_keys(100);
     // The validator is funded too: an empty block sealed by hand (see `empty_block`) keeps
     // its parent's state root, which holds only if the rewardbase account already exists.
     let alloc: Vec<String> = senders
@@ -212,19 +206,8 @@ fn main() {
         let mut i = 0;
         while i < n_transfers {
             for _ in 0..per_block.min(n_transfers - i) {
-                let s = i % senders.len();
-                let mut to = [0x5a; 20];
-                to[12..].copy_from_slice(&(i as u64).to_be_bytes());
-                let tx = common::transfer_tx(
-                    &senders[s],
-                    nonces[s],
-                    Address(to),
-                    1,
-                    common::PRICE,
-                    CHAIN_ID,
-                );
+                let tx = common::numbered_transfer(&senders, &mut nonces, i, CHAIN_ID);
                 built.submit(tx).unwrap();
-                nonces[s] += 1;
                 i += 1;
             }
             built.seal(&v).unwrap().unwrap();

@@ -79,13 +79,7 @@ fn main() {
     let block_txs = common::env_or("P2P_BLOCK_TXS", 2_000usize);
     let rounds = common::env_or("P2P_ROUNDS", 200usize);
     let v = SecretKey::from_slice(&[0x11; 32]).unwrap();
-    let senders: Vec<SecretKey> = (0..1000u64)
-        .map(|i| {
-            let mut k = [0x22u8; 32];
-            k[..8].copy_from_slice(&(i + 1).to_be_bytes());
-            SecretKey::from_slice(&k).unwrap()
-        })
-        .collect();
+    let senders: Vec<SecretKey> = common::numbered_keys(1000);
     let mut genesis = Genesis::dev(v.address(), common::u256(1 << 100));
     for s in &senders {
         genesis.alloc.insert(s.address(), common::u256(1 << 100));
@@ -126,19 +120,9 @@ fn main() {
         for b in 0..blocks {
             let count = block_txs.min(n_transfers - b * block_txs);
             for i in b * block_txs..b * block_txs + count {
-                let s = i % senders.len();
-                let mut to = [0x5a; 20];
-                to[12..].copy_from_slice(&(i as u64).to_be_bytes());
-                let tx = common::transfer_tx(
-                    &senders[s],
-                    nonces[s],
-                    Address(to),
-                    1,
-                    common::PRICE,
-                    source.chain.chain_id(),
-                );
+                let tx =
+                    common::numbered_transfer(&senders, &mut nonces, i, source.chain.chain_id());
                 source.chain.submit(tx).unwrap();
-                nonces[s] += 1;
             }
             source.chain.seal(&v).unwrap().unwrap();
         }

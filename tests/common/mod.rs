@@ -592,3 +592,37 @@ pub fn empty_block(
     chain_node::chain::seal_header(&mut h, v);
     h
 }
+
+/// `n` keys numbered from 1 (the benchmarks' senders): `[i, 0x22...]`.
+pub fn numbered_keys(n: u64) -> Vec<chain_node::crypto::SecretKey> {
+    (0..n)
+        .map(|i| {
+            let mut k = [0x22u8; 32];
+            k[..8].copy_from_slice(&(i + 1).to_be_bytes());
+            chain_node::crypto::SecretKey::from_slice(&k).unwrap()
+        })
+        .collect()
+}
+
+/// The benchmarks' transfer number `i`: 1 to an account numbered like it, from
+/// `senders[i % len]` at its next nonce (counted in `nonces`).
+pub fn numbered_transfer(
+    senders: &[chain_node::crypto::SecretKey],
+    nonces: &mut [u64],
+    i: usize,
+    chain_id: u64,
+) -> chain_node::types::transaction::Transaction {
+    let s = i % senders.len();
+    let mut to = [0x5a; 20];
+    to[12..].copy_from_slice(&(i as u64).to_be_bytes());
+    let tx = transfer_tx(
+        &senders[s],
+        nonces[s],
+        chain_node::crypto::Address(to),
+        1,
+        PRICE,
+        chain_id,
+    );
+    nonces[s] += 1;
+    tx
+}
