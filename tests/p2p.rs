@@ -320,6 +320,38 @@ fn hostile_connections_are_refused_and_the_node_keeps_its_peer() {
         !peer_ids(&b).contains(&my_id)
     });
 
+    // A header declaring more than the limit: refused before anything is read or allocated.
+    let me = NodeIdentity::new(SecretKey::random());
+    let mut conn = transport::handshake(
+        TcpStream::connect(&baddr).unwrap(),
+        &me,
+        transport::Role::Dialer { expected },
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    conn.reader
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let theirs = match wire::decode(&conn.reader.recv().unwrap()).unwrap() {
+        wire::Message::Status(s) => s,
+        other => panic!("want a status first, got {other:?}"),
+    };
+    conn.writer
+        .send(&wire::encode(&wire::Message::Status(theirs)))
+        .unwrap();
+    let my_id = me.id().to_string();
+    wait_until("the second test peer to be admitted", &b, || {
+        peer_ids(&b).contains(&my_id)
+    });
+    conn.writer.send_length_header(u32::MAX).unwrap();
+    wait_log(
+        &b,
+        "message of 4294967295 bytes exceeds the limit of 16777216 bytes",
+    );
+    wait_until("B to drop the second test peer", &b, || {
+        !peer_ids(&b).contains(&my_id)
+    });
+
     // B still serves and still has A.
     assert_eq!(peer_ids(&b), [ida]);
     assert_eq!(ok(call(&b, "net_peerCount", json!([]))), json!("0x1"));

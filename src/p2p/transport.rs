@@ -472,6 +472,16 @@ impl SecureWriter {
         self.write_wire(&wire)
     }
 
+    /// Sends only the length header of a message, declaring `declared` bytes (over
+    /// [`MAX_MESSAGE`] if wished): what a hostile peer can send, for tests of the other side's
+    /// limit. Not for use in the node.
+    #[doc(hidden)]
+    pub fn send_length_header(&mut self, declared: u32) -> Result<(), TransportError> {
+        let mut wire = Vec::with_capacity(2 + HEADER_FRAME);
+        self.seal_frame(&declared.to_be_bytes(), &mut wire)?;
+        self.write_wire(&wire)
+    }
+
     /// Closes both directions of the connection; a reader blocked in `recv` on another thread
     /// wakes with `Closed`. Errors (an already closed socket) are ignored.
     pub fn shutdown(&self) {
