@@ -20,6 +20,10 @@ use super::wire::{encode, Message, Status};
 
 /// Messages a peer's send queue holds before the peer is dropped as too slow.
 pub const SEND_QUEUE: usize = 1024;
+/// Bytes a peer's send queue holds before the peer is dropped as too slow: a peer that asks
+/// for blocks (up to 8 MiB a reply) and never reads must not make the node buffer
+/// gigabytes for it.
+pub const SEND_QUEUE_BYTES: usize = 64 << 20;
 
 /// What the peer last told us of its chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +61,8 @@ pub struct Peer {
     pub remote_addr: SocketAddr,
     head: Mutex<PeerHead>,
     out: SyncSender<Outgoing>,
+    /// Bytes queued and not yet written (see [`SEND_QUEUE_BYTES`]).
+    queued: std::sync::atomic::AtomicUsize,
     closing: AtomicBool,
     /// The reason of the first `disconnect`, for the writer and the log (the queue may have
     /// been too full to carry it).
@@ -99,6 +105,7 @@ impl Peer {
                 blockscore: status.blockscore,
             }),
             out,
+            queued: std::sync::atomic::AtomicUsize::new(0),
             closing: AtomicBool::new(false),
             reason: Mutex::new(None),
         };
@@ -117,14 +124,27 @@ impl Peer {
         if self.closing.load(Ordering::Relaxed) {
             return false;
         }
+        let len = bytes.len();
+        if self.queued.fetch_add(len, Ordering::SeqCst) + len > SEND_QUEUE_BYTES {
+            self.queued.fetch_sub(len, Ordering::SeqCst);
+            self.disconnect("send queue full");
+            return false;
+        }
         match self.out.try_send(Outgoing::Message(bytes)) {
             Ok(()) => true,
-            Err(TrySendError::Full(_)) => {
-                self.disconnect("send queue full");
+            Err(e) => {
+                self.queued.fetch_sub(len, Ordering::SeqCst);
+                if matches!(e, TrySendError::Full(_)) {
+                    self.disconnect("send queue full");
+                }
                 false
             }
-            Err(TrySendError::Disconnected(_)) => false,
         }
+    }
+
+    /// The writer took `len` bytes off the queue (written, or dropped with the connection).
+    pub fn written(&self, len: usize) {
+        self.queued.fetch_sub(len, Ordering::SeqCst);
     }
 
     /// Asks the writer to send `Disconnect { reason }` and close the connection. Only the
@@ -229,6 +249,29 @@ mod tests {
         assert!(peer.is_closing());
         assert!(!peer.send(&Message::Ping), "a closing peer takes nothing");
         assert_eq!(rx.try_iter().count(), SEND_QUEUE);
+    }
+
+    #[test]
+    fn a_queue_over_its_byte_bound_disconnects_the_peer() {
+        let (peer, rx) = Peer::new(link(), &status());
+        let big = Arc::new(vec![0u8; 8 << 20]);
+        for _ in 0..SEND_QUEUE_BYTES / big.len() {
+            assert!(peer.send_encoded(big.clone()));
+        }
+        assert!(!peer.is_closing());
+        assert!(!peer.send_encoded(big.clone()), "64 MiB are queued");
+        assert!(peer.is_closing());
+        // What the writer takes off the queue counts no more.
+        let (peer, rx2) = Peer::new(link(), &status());
+        for _ in 0..2 * SEND_QUEUE_BYTES / big.len() {
+            assert!(peer.send_encoded(big.clone()));
+            match rx2.try_recv().unwrap() {
+                Outgoing::Message(b) => peer.written(b.len()),
+                Outgoing::Close(r) => panic!("closed: {r}"),
+            }
+        }
+        assert!(!peer.is_closing());
+        drop(rx);
     }
 
     #[test]

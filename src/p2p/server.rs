@@ -730,7 +730,9 @@ fn write_loop(mut w: SecureWriter, rx: Receiver<Outgoing>, peer: Arc<Peer>) {
     loop {
         match rx.recv_timeout(Duration::from_millis(500)) {
             Ok(Outgoing::Message(bytes)) => {
-                if let Err(e) = w.send(&bytes) {
+                let sent = w.send(&bytes);
+                peer.written(bytes.len());
+                if let Err(e) = sent {
                     peer.disconnect(&format!("write failed: {e}"));
                     break;
                 }

@@ -177,6 +177,8 @@ pub fn connect(a: &Node, b: &Node, tamper_b_to_a: Option<Tamper>) -> Link {
                 }
                 match rx.recv_timeout(Duration::from_millis(20)) {
                     Ok(Outgoing::Message(bytes)) => {
+                        // As the server's writer does: the bytes leave the sender's queue.
+                        ends[from].1.written(bytes.len());
                         let mut msg =
                             wire::decode(&bytes).expect("the protocol sends valid messages");
                         if let Some(t) = &tamper {
