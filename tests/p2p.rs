@@ -253,6 +253,37 @@ fn a_killed_static_peer_is_redialed_when_it_comes_back() {
     assert_eq!(peers(&a)[0]["network"]["static"], json!(true));
 }
 
+/// A peer played by the test process (a fresh node key) that dials `n`, completes the
+/// handshake and the status exchange (echoing `n`'s status), and is admitted: its id and
+/// connection.
+fn admitted_test_peer(n: &Node) -> (String, chain_node::p2p::transport::Connection) {
+    use chain_node::p2p::{identity::NodeIdentity, transport, url::parse_kni, wire};
+    let me = NodeIdentity::new(SecretKey::random());
+    let url = parse_kni(&kni(n)).unwrap();
+    let mut conn = transport::handshake(
+        TcpStream::connect(url.addr.unwrap()).unwrap(),
+        &me,
+        transport::Role::Dialer { expected: url.id },
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    conn.reader
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let theirs = match wire::decode(&conn.reader.recv().unwrap()).unwrap() {
+        wire::Message::Status(s) => s,
+        other => panic!("want a status first, got {other:?}"),
+    };
+    conn.writer
+        .send(&wire::encode(&wire::Message::Status(theirs)))
+        .unwrap();
+    let my_id = me.id().to_string();
+    wait_until("the test peer to be admitted", n, || {
+        peer_ids(n).contains(&my_id)
+    });
+    (my_id, conn)
+}
+
 #[test]
 fn hostile_connections_are_refused_and_the_node_keeps_its_peer() {
     let dir = tempfile::tempdir().unwrap();
@@ -285,30 +316,8 @@ fn hostile_connections_are_refused_and_the_node_keeps_its_peer() {
     assert_eq!(ok(call(&a, "admin_removePeer", json!([url]))), json!(true));
 
     // A huge message from a peer that passed the handshake and the status exchange.
-    use chain_node::p2p::{identity::NodeIdentity, transport, url::parse_kni, wire};
-    let me = NodeIdentity::new(SecretKey::random());
-    let expected = parse_kni(&kni(&b)).unwrap().id;
-    let mut conn = transport::handshake(
-        TcpStream::connect(&baddr).unwrap(),
-        &me,
-        transport::Role::Dialer { expected },
-        Duration::from_secs(10),
-    )
-    .unwrap();
-    conn.reader
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let theirs = match wire::decode(&conn.reader.recv().unwrap()).unwrap() {
-        wire::Message::Status(s) => s,
-        other => panic!("want a status first, got {other:?}"),
-    };
-    conn.writer
-        .send(&wire::encode(&wire::Message::Status(theirs)))
-        .unwrap();
-    let my_id = me.id().to_string();
-    wait_until("the test peer to be admitted", &b, || {
-        peer_ids(&b).contains(&my_id)
-    });
+    use chain_node::p2p::transport;
+    let (my_id, mut conn) = admitted_test_peer(&b);
     // The transport refuses to send over the limit; the largest message it allows is junk.
     assert!(matches!(
         conn.writer.send(&vec![0u8; transport::MAX_MESSAGE + 1]),
@@ -321,28 +330,7 @@ fn hostile_connections_are_refused_and_the_node_keeps_its_peer() {
     });
 
     // A header declaring more than the limit: refused before anything is read or allocated.
-    let me = NodeIdentity::new(SecretKey::random());
-    let mut conn = transport::handshake(
-        TcpStream::connect(&baddr).unwrap(),
-        &me,
-        transport::Role::Dialer { expected },
-        Duration::from_secs(10),
-    )
-    .unwrap();
-    conn.reader
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let theirs = match wire::decode(&conn.reader.recv().unwrap()).unwrap() {
-        wire::Message::Status(s) => s,
-        other => panic!("want a status first, got {other:?}"),
-    };
-    conn.writer
-        .send(&wire::encode(&wire::Message::Status(theirs)))
-        .unwrap();
-    let my_id = me.id().to_string();
-    wait_until("the second test peer to be admitted", &b, || {
-        peer_ids(&b).contains(&my_id)
-    });
+    let (my_id, mut conn) = admitted_test_peer(&b);
     conn.writer.send_length_header(u32::MAX).unwrap();
     wait_log(
         &b,
