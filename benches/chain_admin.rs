@@ -9,15 +9,13 @@
 #[allow(dead_code)]
 mod common;
 
-use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use chain_node::chain::genesis::Genesis;
 use chain_node::chain::import::import_stream;
-use chain_node::chain::{genesis_block, Chain};
+use chain_node::chain::Chain;
 use chain_node::crypto::{Address, SecretKey};
-use chain_node::types::block::Block;
 
 /// CPU seconds (user and system, every thread) the process has used so far.
 fn cpu_secs() -> f64 {
@@ -61,22 +59,8 @@ fn main() {
 
     // Empty blocks: built here, written as an export file, imported, exported again.
     {
-        let (g, _) = genesis_block(&genesis).unwrap();
         let t = Instant::now();
-        let mut file =
-            std::io::BufWriter::new(std::fs::File::create(work.path().join("empty.rlp")).unwrap());
-        let mut parent = g;
-        for _ in 0..n_empty {
-            let h = common::empty_block(&parent, &v);
-            let b = Block {
-                header: h.clone(),
-                transactions: Vec::new(),
-            };
-            file.write_all(&b.encode()).unwrap();
-            parent = h;
-        }
-        file.flush().unwrap();
-        drop(file);
+        common::write_empty_blocks(&work.path().join("empty.rlp"), &genesis, &v, n_empty);
         println!(
             "built {n_empty} empty sealed blocks in {:.1} s",
             t.elapsed().as_secs_f64()

@@ -23,9 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chain_node::chain::genesis::Genesis;
-use chain_node::chain::{genesis_block, Chain};
+use chain_node::chain::Chain;
 use chain_node::crypto::{Address, SecretKey};
-use chain_node::types::block::Block;
 use common::{http_call, ok, Node};
 use serde_json::{json, Value};
 
@@ -45,14 +44,8 @@ fn init_in(dd: &Path, genesis_file: &Path) {
 
 /// Starts `chaind` in `dd` with HTTP, WebSocket and p2p on 127.0.0.1 (any free ports).
 fn start(dd: tempfile::TempDir, extra: &[&str]) -> Node {
-    let mut args = vec![
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "admin,chain,net",
+    let mut args = common::http_args("admin,chain,net").to_vec();
+    args.extend([
         "--ws",
         "--wsaddr",
         "127.0.0.1",
@@ -64,7 +57,7 @@ fn start(dd: tempfile::TempDir, extra: &[&str]) -> Node {
         "127.0.0.1",
         "--port",
         "0",
-    ];
+    ]);
     args.extend(extra);
     Node::start_in(dd, &args)
 }
@@ -171,19 +164,7 @@ fn main() {
     // Empty blocks, written as an export file.
     if n_empty > 0 {
         let file = work.path().join("empty.rlp");
-        let (g, _) = genesis_block(&genesis).unwrap();
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
-        let mut parent = g;
-        for _ in 0..n_empty {
-            let h = common::empty_block(&parent, &v);
-            let b = Block {
-                header: h.clone(),
-                transactions: Vec::new(),
-            };
-            std::io::Write::write_all(&mut out, &b.encode()).unwrap();
-            parent = h;
-        }
-        drop(out);
+        common::write_empty_blocks(&file, &genesis, &v, n_empty);
         let a = start(init_dir(work.path(), &genesis_file), &[]);
         assert_eq!(call(&a, "admin_importChain", json!([file])), json!(true));
         let b = start(init_dir(work.path(), &genesis_file), &[]);

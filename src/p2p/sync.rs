@@ -183,6 +183,9 @@ struct Queues {
     txs_in: Receiver<Vec<Transaction>>,
 }
 
+/// The bus was closed: the node is stopping.
+struct Closed;
+
 /// The peer protocol over a chain.
 pub struct ChainProtocol {
     chain: Arc<Chain>,
@@ -564,21 +567,37 @@ impl ChainProtocol {
 
     // ---- block propagation ----
 
+    /// The next event of `sub` within a tick (`None`: none came). A subscriber cut off for
+    /// falling behind is logged as `behind` and replaced by a new one of `kinds`; `Closed`
+    /// when the bus is.
+    fn next_event(
+        &self,
+        sub: &mut Arc<Subscriber>,
+        kinds: Kinds,
+        behind: &str,
+    ) -> Result<Option<Event>, Closed> {
+        match sub.recv_timeout(TICK) {
+            Ok(e) => Ok(e),
+            Err(Gone::Closed) => Err(Closed),
+            Err(Gone::CutOff) => {
+                crate::log::warn(behind, &[]);
+                *sub = Arc::new(self.bus.subscribe(kinds, EVENT_QUEUE));
+                Ok(None)
+            }
+        }
+    }
+
     /// The block propagation worker: each new head goes to the peers below it.
     fn blocks_loop(&self, mut sub: Arc<Subscriber>, stop: &StopFlag) {
         loop {
             if self.stopping() || stop.is_set() {
                 return;
             }
-            let first = match sub.recv_timeout(TICK) {
+            let behind = "Block propagation fell behind the new heads";
+            let first = match self.next_event(&mut sub, Kinds::NEW_HEAD, behind) {
                 Ok(Some(Event::NewHead(h))) => h,
                 Ok(_) => continue,
-                Err(Gone::Closed) => return,
-                Err(Gone::CutOff) => {
-                    crate::log::warn("Block propagation fell behind the new heads", &[]);
-                    sub = Arc::new(self.bus.subscribe(Kinds::NEW_HEAD, EVENT_QUEUE));
-                    continue;
-                }
+                Err(Closed) => return,
             };
             let mut heads = vec![first];
             while let Ok(Some(e)) = sub.recv_timeout(Duration::ZERO) {
@@ -641,16 +660,21 @@ impl ChainProtocol {
                     self.send_txs(&pending, std::slice::from_ref(p));
                 }
             }
-            let first = match sub.recv_timeout(TICK) {
+            let behind = "Transaction propagation fell behind the pool";
+            let first = match self.next_event(&mut sub, Kinds::PENDING_TRANSACTION, behind) {
                 Ok(Some(Event::PendingTransaction(h))) => h,
-                Ok(_) => continue,
-                Err(Gone::Closed) => return,
-                Err(Gone::CutOff) => {
-                    crate::log::warn("Transaction propagation fell behind the pool", &[]);
-                    sub = Arc::new(self.bus.subscribe(Kinds::PENDING_TRANSACTION, EVENT_QUEUE));
-                    *lock(&self.tx_events) = Some(sub.clone());
+                Ok(Some(_)) => continue,
+                Ok(None) => {
+                    // Replaced after falling behind: the new subscriber is the one to interrupt.
+                    if !lock(&self.tx_events)
+                        .as_ref()
+                        .is_some_and(|s| Arc::ptr_eq(s, &sub))
+                    {
+                        *lock(&self.tx_events) = Some(sub.clone());
+                    }
                     continue;
                 }
+                Err(Closed) => return,
             };
             let mut hashes = vec![first];
             let deadline = Instant::now() + TX_BATCH_WAIT;

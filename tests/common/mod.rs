@@ -626,3 +626,26 @@ pub fn numbered_transfer(
     nonces[s] += 1;
     tx
 }
+
+/// Writes `n` hand-sealed empty blocks on the genesis of `genesis` to `path`, as an export
+/// file (concatenated block RLP).
+pub fn write_empty_blocks(
+    path: &Path,
+    genesis: &chain_node::chain::genesis::Genesis,
+    v: &chain_node::crypto::SecretKey,
+    n: u64,
+) {
+    use std::io::Write;
+    let (mut parent, _) = chain_node::chain::genesis_block(genesis).unwrap();
+    let mut out = std::io::BufWriter::new(fs::File::create(path).unwrap());
+    for _ in 0..n {
+        let h = empty_block(&parent, v);
+        let b = chain_node::types::block::Block {
+            header: h.clone(),
+            transactions: Vec::new(),
+        };
+        out.write_all(&b.encode()).unwrap();
+        parent = h;
+    }
+    out.flush().unwrap();
+}
