@@ -1,5 +1,5 @@
-//! The chain database under `<datadir>/chaindata`: headers, bodies, receipts, the
-//! transaction look-up, the canonical numbers and the head, in one embedded, transactional
+//! The chain database under `<datadir>/chaindata`: blocks, receipts, the transaction
+//! look-up, the canonical numbers and the head, in one embedded, transactional
 //! file (`chain.redb`); the state-trie nodes by hash beside it in an append-only file whose
 //! committed length the head records ([`super::nodelog`]).
 //!
@@ -7,7 +7,7 @@
 //! killed at any instant leaves the last committed transaction and nothing of a later one,
 //! without a write-ahead log to replay; one writer and many readers that never block each
 //! other (RPC reads while the sealer writes). Each sealed block is one write transaction:
-//! its header, body, receipts, look-ups, new trie nodes and the head pointer become visible,
+//! its block, receipts, look-ups, new trie nodes and the head pointer become visible,
 //! and durable, together or not at all.
 //!
 //! This layer stores bytes: the encodings (RLP of headers, bodies, receipts, trie nodes) are
@@ -19,21 +19,28 @@ use redb::{Database, ReadableTable, TableDefinition};
 
 /// The layout version this code reads and writes; a file with another one is refused.
 /// Version 2 moved the trie nodes out of the database into `trie-nodes.log`; version 3 keys
-/// headers, bodies and receipts by (number, hash).
-pub const SCHEMA_VERSION: u32 = 3;
+/// headers, bodies and receipts by (number, hash); version 4 stores each block whole, as
+/// its RLP (`RLP([header, txList])`), instead of its header and body apart. A version 3 file
+/// is upgraded in place when opened.
+pub const SCHEMA_VERSION: u32 = 4;
 /// The database file inside the `chaindata` directory.
 pub const FILE_NAME: &str = "chain.redb";
 
 pub type Hash = [u8; 32];
 
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-/// Headers, bodies and receipts are keyed by (number, hash), as go-ethereum keys them: a new
-/// block's entries go to the end of each B-tree instead of onto random pages, and an export
-/// reads them in one sequential scan.
+/// Blocks and receipts are keyed by (number, hash), as go-ethereum keys them: a new block's
+/// entries go to the end of each B-tree instead of onto random pages, and an export reads
+/// them in one sequential scan.
 type ByBlock = TableDefinition<'static, (u64, &'static [u8; 32]), &'static [u8]>;
-const HEADERS: ByBlock = TableDefinition::new("headers");
-const BODIES: ByBlock = TableDefinition::new("bodies");
+/// Each block as its RLP, `RLP([header, txList])`: what an export writes and a peer is sent,
+/// so that both copy stored bytes (export is then within reach of `dd`); a header or a body
+/// is a slice of it.
+const BLOCKS: ByBlock = TableDefinition::new("blocks");
 const RECEIPTS: ByBlock = TableDefinition::new("receipts");
+/// Schema version 3's headers and bodies, read once to upgrade a file.
+const V3_HEADERS: ByBlock = TableDefinition::new("headers");
+const V3_BODIES: ByBlock = TableDefinition::new("bodies");
 const NUMBERS: TableDefinition<&[u8; 32], u64> = TableDefinition::new("numbers");
 const CANONICAL: TableDefinition<u64, &[u8; 32]> = TableDefinition::new("canonical");
 /// Transaction hash to the hash of its block and its index there.
@@ -73,6 +80,41 @@ pub enum Error {
     Corrupt(String),
     #[error("chain database: {0}")]
     Storage(String),
+}
+
+/// The block RLP `RLP([header, txList])` from a header and a body `RLP([txList])`.
+pub fn join_block(header: &[u8], body: &[u8]) -> Result<Vec<u8>> {
+    let mut r = crate::types::rlp::ListReader::whole(body)
+        .map_err(|e| Error::Corrupt(format!("block body: {e}")))?;
+    let txs = r
+        .raw()
+        .map_err(|e| Error::Corrupt(format!("block body: {e}")))?;
+    let mut out = Vec::with_capacity(header.len() + txs.len() + 9);
+    crate::types::rlp::put_list_head(&mut out, header.len() + txs.len());
+    out.extend_from_slice(header);
+    out.extend_from_slice(txs);
+    Ok(out)
+}
+
+/// A stored block's header RLP and its transaction list's RLP (slices of `block`).
+pub fn split_block(block: &[u8]) -> Result<(&[u8], &[u8])> {
+    let corrupt = |e: crate::types::rlp::RlpError| Error::Corrupt(format!("stored block: {e}"));
+    let mut r = crate::types::rlp::ListReader::whole(block).map_err(corrupt)?;
+    let header = r.raw().map_err(corrupt)?;
+    let txs = r.raw().map_err(corrupt)?;
+    if !r.is_empty() {
+        return Err(Error::Corrupt("stored block: more than two items".into()));
+    }
+    Ok((header, txs))
+}
+
+/// The body `RLP([txList])` of a stored block.
+fn body_of(block: &[u8]) -> Result<Vec<u8>> {
+    let (_, txs) = split_block(block)?;
+    let mut out = Vec::with_capacity(txs.len() + 9);
+    crate::types::rlp::put_list_head(&mut out, txs.len());
+    out.extend_from_slice(txs);
+    Ok(out)
 }
 
 macro_rules! storage_errors {
@@ -259,10 +301,13 @@ impl ChainDb {
         let nodes_end = self
             .nodes
             .append(blocks.iter().flat_map(|b| b.trie_nodes.iter()))?;
+        let joined = blocks
+            .iter()
+            .map(|b| join_block(b.header, b.body))
+            .collect::<Result<Vec<_>>>()?;
         let tx = self.db.begin_write()?;
         {
-            let mut headers = tx.open_table(HEADERS)?;
-            let mut bodies = tx.open_table(BODIES)?;
+            let mut stored = tx.open_table(BLOCKS)?;
             let mut receipts = tx.open_table(RECEIPTS)?;
             let mut numbers = tx.open_table(NUMBERS)?;
             let mut canonical = tx.open_table(CANONICAL)?;
@@ -274,9 +319,8 @@ impl ChainDb {
             for b in by_hash {
                 numbers.insert(b.hash, b.number)?;
             }
-            for b in blocks {
-                headers.insert((b.number, b.hash), b.header)?;
-                bodies.insert((b.number, b.hash), b.body)?;
+            for (b, rlp) in blocks.iter().zip(&joined) {
+                stored.insert((b.number, b.hash), rlp.as_slice())?;
                 receipts.insert((b.number, b.hash), b.receipts)?;
             }
             for b in blocks {
@@ -319,29 +363,40 @@ impl ChainDb {
         Ok(Some((number, hash)))
     }
 
-    fn get_bytes(&self, table: ByBlock, key: &Hash) -> Result<Option<Vec<u8>>> {
+    /// `f` applied to the stored bytes under the block with this hash in `table`.
+    fn with_bytes<T>(
+        &self,
+        table: ByBlock,
+        key: &Hash,
+        f: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<Option<T>> {
         let tx = self.db.begin_read()?;
         let Some(number) = tx.open_table(NUMBERS)?.get(key)?.map(|v| v.value()) else {
             return Ok(None);
         };
         let t = tx.open_table(table)?;
         let found = t.get((number, key))?;
-        Ok(found.map(|v| v.value().to_vec()))
+        found.map(|v| f(v.value())).transpose()
+    }
+
+    /// The block RLP (`RLP([header, txList])`) of the block with this hash.
+    pub fn block(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
+        self.with_bytes(BLOCKS, hash, |b| Ok(b.to_vec()))
     }
 
     /// The header (RLP) of the block with this hash.
     pub fn header(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
-        self.get_bytes(HEADERS, hash)
+        self.with_bytes(BLOCKS, hash, |b| Ok(split_block(b)?.0.to_vec()))
     }
 
-    /// The body (RLP) of the block with this hash.
+    /// The body (`RLP([txList])`) of the block with this hash.
     pub fn body(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
-        self.get_bytes(BODIES, hash)
+        self.with_bytes(BLOCKS, hash, body_of)
     }
 
     /// The receipts (RLP) of the block with this hash.
     pub fn receipts(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
-        self.get_bytes(RECEIPTS, hash)
+        self.with_bytes(RECEIPTS, hash, |b| Ok(b.to_vec()))
     }
 
     /// The node file's nodes and bytes.
@@ -368,14 +423,14 @@ impl ChainDb {
         Ok(t.get(hash)?.map(|v| v.value()))
     }
 
-    /// Calls `f(number, header, body)` for each canonical block from `first` to `last`, in
+    /// Calls `f(number, block RLP)` for each canonical block from `first` to `last`, in
     /// order, within one read transaction (a consistent view however the head moves). Stops
     /// at the first error of `f`; a missing block is `Ok(Some(number))`.
     pub fn read_blocks<E: From<Error>>(
         &self,
         first: u64,
         last: u64,
-        f: impl FnMut(u64, &[u8], &[u8]) -> std::result::Result<(), E>,
+        f: impl FnMut(u64, &[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<u64>, E> {
         self.block_reader()?.read(first, last, f)
     }
@@ -400,14 +455,13 @@ impl ChainDb {
         Ok(BlockReader {
             head,
             canonical: tx.open_table(CANONICAL)?,
-            headers: tx.open_table(HEADERS)?,
-            bodies: tx.open_table(BODIES)?,
+            blocks: tx.open_table(BLOCKS)?,
         })
     }
 
     /// Makes block `number` (which must be stored) the head: the canonical numbers above it
-    /// and the look-ups of their transactions are removed, in one transaction. Headers,
-    /// bodies and trie nodes stay (the states of those blocks stay readable by hash).
+    /// and the look-ups of their transactions are removed, in one transaction. Blocks and
+    /// trie nodes stay (the states of those blocks stay readable by hash).
     pub fn set_head(&self, number: u64) -> Result<Hash> {
         let tx = self.db.begin_write()?;
         let hash = {
@@ -420,15 +474,13 @@ impl ChainDb {
                 .range((number + 1)..)?
                 .map(|e| e.map(|(k, v)| (k.value(), *v.value())))
                 .collect::<std::result::Result<_, _>>()?;
-            let bodies = tx.open_table(BODIES)?;
+            let blocks = tx.open_table(BLOCKS)?;
             let mut lookup = tx.open_table(TX_LOOKUP)?;
             for (n, h) in &above {
                 canonical.remove(n)?;
-                let body = bodies.get((*n, h))?.map(|v| v.value().to_vec());
-                if let Some(body) = body {
-                    let mut r = crate::types::rlp::ListReader::whole(&body)
-                        .map_err(|e| Error::Corrupt(e.to_string()))?;
-                    let list = r.raw().map_err(|e| Error::Corrupt(e.to_string()))?;
+                let block = blocks.get((*n, h))?.map(|v| v.value().to_vec());
+                if let Some(block) = block {
+                    let (_, list) = split_block(&block)?;
                     let txs = crate::types::block::decode_tx_list(list)
                         .map_err(|e| Error::Corrupt(e.to_string()))?;
                     for t in txs {
@@ -457,38 +509,67 @@ impl ChainDb {
     }
 }
 
-/// Writes the schema version into a new file; refuses a file with another one.
+/// Writes the schema version into a new file; upgrades a version 3 file; refuses a file
+/// with another one (and leaves it as it was).
 fn check_schema(db: &Database, shown: &str) -> Result<()> {
     let tx = db.begin_write()?;
     let found = {
-        let mut meta = tx.open_table(META)?;
+        let meta = tx.open_table(META)?;
         let found = meta.get(SCHEMA_KEY)?.map(|v| v.value().to_vec());
-        match found {
-            Some(bytes) => Some(decode_u32(&bytes)?),
-            None => {
-                meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())?;
-                None
-            }
-        }
+        found.map(|b| decode_u32(&b)).transpose()?
     };
+    match found {
+        None | Some(SCHEMA_VERSION) => {}
+        Some(3) => upgrade_from_v3(&tx)?,
+        Some(v) => {
+            return Err(Error::Schema {
+                path: shown.to_string(),
+                found: v,
+                expected: SCHEMA_VERSION,
+            })
+        }
+    }
+    tx.open_table(META)?
+        .insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())?;
     // Every table exists from the first open, so that readers never meet a missing one.
-    tx.open_table(HEADERS)?;
-    tx.open_table(BODIES)?;
+    tx.open_table(BLOCKS)?;
     tx.open_table(RECEIPTS)?;
     tx.open_table(NUMBERS)?;
     tx.open_table(CANONICAL)?;
     tx.open_table(TX_LOOKUP)?;
-    match found {
-        Some(v) if v != SCHEMA_VERSION => Err(Error::Schema {
-            path: shown.to_string(),
-            found: v,
-            expected: SCHEMA_VERSION,
-        }),
-        _ => {
-            tx.commit()?;
-            Ok(())
+    tx.commit()?;
+    Ok(())
+}
+
+/// Version 3 to 4, inside the opening transaction (a crash leaves version 3 whole): each
+/// stored header and its body become one block; the two old tables go.
+fn upgrade_from_v3(tx: &redb::WriteTransaction) -> Result<()> {
+    let mut count = 0u64;
+    {
+        let headers = tx.open_table(V3_HEADERS)?;
+        let bodies = tx.open_table(V3_BODIES)?;
+        let mut blocks = tx.open_table(BLOCKS)?;
+        for entry in headers.iter()? {
+            let (k, header) = entry?;
+            let (number, hash) = k.value();
+            let body = bodies.get((number, hash))?.ok_or_else(|| {
+                Error::Corrupt(format!(
+                    "block {number} 0x{}: body missing",
+                    hex::encode(hash)
+                ))
+            })?;
+            let block = join_block(header.value(), body.value())?;
+            blocks.insert((number, hash), block.as_slice())?;
+            count += 1;
         }
     }
+    tx.delete_table(V3_HEADERS)?;
+    tx.delete_table(V3_BODIES)?;
+    crate::log::info(
+        "Upgraded the chain database from schema version 3 to 4 (blocks stored whole)",
+        &[("blocks", &count.to_string())],
+    );
+    Ok(())
 }
 
 fn decode_u64(bytes: &[u8]) -> Result<u64> {
@@ -511,8 +592,7 @@ pub struct BlockReader {
     /// The head's number in this view (`None`: no block at all).
     head: Option<u64>,
     canonical: redb::ReadOnlyTable<u64, &'static [u8; 32]>,
-    headers: redb::ReadOnlyTable<(u64, &'static [u8; 32]), &'static [u8]>,
-    bodies: redb::ReadOnlyTable<(u64, &'static [u8; 32]), &'static [u8]>,
+    blocks: redb::ReadOnlyTable<(u64, &'static [u8; 32]), &'static [u8]>,
 }
 
 type Entry<'a> = (
@@ -520,85 +600,62 @@ type Entry<'a> = (
     redb::AccessGuard<'a, &'static [u8]>,
 );
 
-/// The next entry of a scan of headers or bodies.
-fn next<'a>(
-    it: &mut redb::Range<'a, (u64, &'static [u8; 32]), &'static [u8]>,
-) -> Result<Option<Entry<'a>>> {
-    it.next().transpose().map_err(Error::from)
-}
-
 impl BlockReader {
-    /// Calls `f(number, header, body)` for each canonical block from `first` to `last`, in
+    /// Calls `f(number, block RLP)` for each canonical block from `first` to `last`, in
     /// order. Stops at the first error of `f`; a missing block is `Ok(Some(number))`.
     ///
-    /// Headers and bodies are read in two sequential scans in step. Up to the head, the one
-    /// header stored at a number is the canonical block's; only where a rewound chain
-    /// (`debug_setHead`) left more than one is the canonical table asked which.
+    /// The blocks are read in one sequential scan. Up to the head, the one block stored at
+    /// a number is the canonical one; only where a rewound chain (`debug_setHead`) left more
+    /// than one is the canonical table asked which.
     pub fn read<E: From<Error>>(
         &self,
         first: u64,
         last: u64,
-        mut f: impl FnMut(u64, &[u8], &[u8]) -> std::result::Result<(), E>,
+        mut f: impl FnMut(u64, &[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<u64>, E> {
         let Some(head) = self.head else {
             return Ok(Some(first));
         };
         let from: (u64, &[u8; 32]) = (first, &[0; 32]);
         let to: (u64, &[u8; 32]) = (last.min(head), &[0xff; 32]);
-        let mut hs = self.headers.range(from..=to).map_err(Error::from)?;
-        let mut bs = self.bodies.range(from..=to).map_err(Error::from)?;
+        let mut scan = self.blocks.range(from..=to).map_err(Error::from)?;
+        let mut next =
+            || -> Result<Option<Entry<'_>>> { scan.next().transpose().map_err(Error::from) };
         let number_of = |e: &Option<Entry<'_>>| e.as_ref().map(|(k, _)| k.value().0);
-        let mut h_next: Option<Entry<'_>> = next(&mut hs)?;
-        let mut b_next: Option<Entry<'_>> = next(&mut bs)?;
+        let mut ahead = next()?;
         for number in first..=last {
-            if number > head || number_of(&h_next) != Some(number) {
+            if number > head || number_of(&ahead) != Some(number) {
                 return Ok(Some(number));
             }
-            let (k, v) = h_next.take().expect("checked above");
-            let (mut hash, mut header) = (*k.value().1, Some(v));
-            h_next = next(&mut hs)?;
-            if number_of(&h_next) == Some(number) {
-                // More than one header at this number: the canonical table decides.
+            let (k, v) = ahead.take().expect("checked above");
+            let mut hash = *k.value().1;
+            let mut block = Some(v);
+            ahead = next()?;
+            if number_of(&ahead) == Some(number) {
+                // More than one block at this number: the canonical table decides.
                 let Some(c) = self.canonical.get(number).map_err(Error::from)? else {
                     return Ok(Some(number));
                 };
                 let canonical = *c.value();
                 if hash != canonical {
-                    header = None;
+                    block = None;
                 }
-                while number_of(&h_next) == Some(number) {
-                    let (k, v) = h_next.take().expect("checked above");
+                while number_of(&ahead) == Some(number) {
+                    let (k, v) = ahead.take().expect("checked above");
                     if *k.value().1 == canonical {
-                        (hash, header) = (canonical, Some(v));
+                        (hash, block) = (canonical, Some(v));
                     }
-                    h_next = next(&mut hs)?;
+                    ahead = next()?;
                 }
             }
-            // The body under the same key; bodies of other blocks are passed over.
-            let body = loop {
-                match b_next.take() {
-                    Some((k, v)) => {
-                        let key = k.value();
-                        let here = key.0 == number && *key.1 == hash;
-                        let past = key.0 > number;
-                        if past {
-                            b_next = Some((k, v));
-                            break None;
-                        }
-                        b_next = next(&mut bs)?;
-                        if here {
-                            break Some(v);
-                        }
-                    }
-                    None => break None,
-                }
+            let Some(block) = block else {
+                return Err(Error::Corrupt(format!(
+                    "block {number} 0x{}: missing",
+                    hex::encode(hash)
+                ))
+                .into());
             };
-            let (Some(header), Some(body)) = (header, body) else {
-                return Err(
-                    Error::Corrupt(format!("block {number}: header or body missing")).into(),
-                );
-            };
-            f(number, header.value(), body.value())?;
+            f(number, block.value())?;
         }
         Ok(None)
     }
@@ -622,8 +679,8 @@ mod tests {
         db.commit_block(&BlockWrite {
             number: 0,
             hash: &h(1),
-            header: b"header0",
-            body: b"body0",
+            header: b"\x87header0",
+            body: b"\xc6\xc5body0",
             receipts: b"receipts0",
             tx_hashes: &[h(5), h(6)],
             trie_nodes: &nodes,
@@ -632,8 +689,14 @@ mod tests {
         drop(db);
         let db = ChainDb::open(dir.path()).unwrap();
         assert_eq!(db.head().unwrap(), Some((0, h(1))));
-        assert_eq!(db.header(&h(1)).unwrap().as_deref(), Some(&b"header0"[..]));
-        assert_eq!(db.body(&h(1)).unwrap().as_deref(), Some(&b"body0"[..]));
+        assert_eq!(
+            db.header(&h(1)).unwrap().as_deref(),
+            Some(&b"\x87header0"[..])
+        );
+        assert_eq!(
+            db.body(&h(1)).unwrap().as_deref(),
+            Some(&b"\xc6\xc5body0"[..])
+        );
         assert_eq!(
             db.receipts(&h(1)).unwrap().as_deref(),
             Some(&b"receipts0"[..])
@@ -668,7 +731,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "chain database {} has schema version 7; this chaind reads version 3",
+                "chain database {} has schema version 7; this chaind reads version 4",
                 path.display()
             )
         );
@@ -684,6 +747,170 @@ mod tests {
             .value()
             .to_vec();
         assert_eq!(v, 7u32.to_be_bytes());
+    }
+
+    /// A block RLP as an independent encoder would write it: a list of a header and a
+    /// transaction list.
+    fn block_of(header: &[u8], txs: &[u8]) -> Vec<u8> {
+        let mut payload = header.to_vec();
+        payload.extend_from_slice(txs);
+        let mut out = vec![0xc0 + payload.len() as u8];
+        out.extend_from_slice(&payload);
+        out
+    }
+
+    #[test]
+    fn a_version_3_file_is_upgraded_in_place_and_its_blocks_read_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        // Version 3: headers and bodies apart; two blocks at number 1 (a rewound chain).
+        let header = |b: u8| vec![0xc2, 0x80, b];
+        let body = |tx: u8| vec![0xc3, 0xc2, 0x01, tx];
+        {
+            let db = Database::create(&path).unwrap();
+            let tx = db.begin_write().unwrap();
+            {
+                let mut meta = tx.open_table(META).unwrap();
+                meta.insert(SCHEMA_KEY, 3u32.to_be_bytes().as_slice())
+                    .unwrap();
+                let mut head = 1u64.to_be_bytes().to_vec();
+                head.extend_from_slice(&h(3));
+                meta.insert(HEAD_KEY, head.as_slice()).unwrap();
+                let mut headers = tx.open_table(V3_HEADERS).unwrap();
+                let mut bodies = tx.open_table(V3_BODIES).unwrap();
+                let mut numbers = tx.open_table(NUMBERS).unwrap();
+                let mut canonical = tx.open_table(CANONICAL).unwrap();
+                for (n, hash, b) in [(0u64, h(1), 1u8), (1, h(2), 2), (1, h(3), 3)] {
+                    headers.insert((n, &hash), header(b).as_slice()).unwrap();
+                    bodies.insert((n, &hash), body(b).as_slice()).unwrap();
+                    numbers.insert(&hash, n).unwrap();
+                }
+                canonical.insert(0, &h(1)).unwrap();
+                canonical.insert(1, &h(3)).unwrap();
+            }
+            tx.commit().unwrap();
+        }
+        let db = ChainDb::open(dir.path()).unwrap();
+        assert_eq!(
+            db.block(&h(2)).unwrap(),
+            Some(block_of(&header(2), &[0xc2, 0x01, 2]))
+        );
+        assert_eq!(db.header(&h(3)).unwrap(), Some(header(3)));
+        assert_eq!(db.body(&h(3)).unwrap(), Some(body(3)));
+        let mut seen = Vec::new();
+        let missing = db
+            .read_blocks(0, 1, |n, b| {
+                seen.push((n, b.to_vec()));
+                Ok::<(), Error>(())
+            })
+            .unwrap();
+        assert_eq!(missing, None);
+        assert_eq!(
+            seen,
+            vec![
+                (0, block_of(&header(1), &[0xc2, 0x01, 1])),
+                (1, block_of(&header(3), &[0xc2, 0x01, 3]))
+            ]
+        );
+        drop(db);
+        // Now version 4, without the old tables.
+        let db = Database::create(&path).unwrap();
+        let tx = db.begin_read().unwrap();
+        let v = tx
+            .open_table(META)
+            .unwrap()
+            .get(SCHEMA_KEY)
+            .unwrap()
+            .unwrap()
+            .value()
+            .to_vec();
+        assert_eq!(v, 4u32.to_be_bytes());
+        assert!(tx.open_table(V3_HEADERS).is_err());
+        assert!(tx.open_table(V3_BODIES).is_err());
+    }
+
+    #[test]
+    fn a_version_3_file_with_a_body_missing_is_refused_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        {
+            let db = Database::create(&path).unwrap();
+            let tx = db.begin_write().unwrap();
+            {
+                tx.open_table(META)
+                    .unwrap()
+                    .insert(SCHEMA_KEY, 3u32.to_be_bytes().as_slice())
+                    .unwrap();
+                tx.open_table(V3_HEADERS)
+                    .unwrap()
+                    .insert((0, &h(1)), [0xc1, 0x80].as_slice())
+                    .unwrap();
+                tx.open_table(V3_BODIES).unwrap();
+            }
+            tx.commit().unwrap();
+        }
+        let err = ChainDb::open(dir.path()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "chain database is corrupt: block 0 0x{}: body missing",
+                hex::encode(h(1))
+            )
+        );
+        let db = Database::create(&path).unwrap();
+        let tx = db.begin_read().unwrap();
+        let v = tx
+            .open_table(META)
+            .unwrap()
+            .get(SCHEMA_KEY)
+            .unwrap()
+            .unwrap()
+            .value()
+            .to_vec();
+        assert_eq!(v, 3u32.to_be_bytes());
+        use redb::ReadableTableMetadata;
+        assert_eq!(tx.open_table(V3_HEADERS).unwrap().len().unwrap(), 1);
+    }
+
+    #[test]
+    fn a_block_is_stored_whole_and_its_header_and_body_are_slices_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = ChainDb::open(dir.path()).unwrap();
+        let header = [0xc3, 0x82, 0xaa, 0xbb];
+        let body = [0xc4, 0xc3, 0x01, 0x02, 0x03];
+        db.commit_block(&BlockWrite {
+            number: 0,
+            hash: &h(1),
+            header: &header,
+            body: &body,
+            receipts: &[0xc0],
+            tx_hashes: &[],
+            trie_nodes: &[],
+        })
+        .unwrap();
+        let expected = block_of(&header, &[0xc3, 0x01, 0x02, 0x03]);
+        assert_eq!(db.block(&h(1)).unwrap(), Some(expected));
+        assert_eq!(db.header(&h(1)).unwrap().as_deref(), Some(&header[..]));
+        assert_eq!(db.body(&h(1)).unwrap().as_deref(), Some(&body[..]));
+        // A body that is not RLP([txList]) is refused and nothing is written.
+        let err = db
+            .commit_block(&BlockWrite {
+                number: 1,
+                hash: &h(2),
+                header: &header,
+                body: &[0x01],
+                receipts: &[0xc0],
+                tx_hashes: &[],
+                trie_nodes: &[],
+            })
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("chain database is corrupt: block body:"),
+            "{err}"
+        );
+        assert_eq!(db.head().unwrap(), Some((0, h(1))));
+        assert_eq!(db.block(&h(2)).unwrap(), None);
     }
 
     #[test]

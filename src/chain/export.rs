@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Chain;
-use crate::types::rlp::{put_list_head, ListReader};
 
 /// Why an export failed (the reference's texts where it has them).
 #[derive(Debug, thiserror::Error)]
@@ -62,17 +61,6 @@ pub fn range(first: Option<u64>, last: Option<u64>, head: u64) -> Result<(u64, u
     Ok((first, last))
 }
 
-/// Appends block `RLP([header, txList])` given the stored header RLP and body
-/// (`RLP([txList])`).
-pub fn block_rlp(out: &mut Vec<u8>, header: &[u8], body: &[u8]) -> Result<(), String> {
-    let mut r = ListReader::whole(body).map_err(|e| e.to_string())?;
-    let txs = r.raw().map_err(|e| e.to_string())?;
-    put_list_head(out, header.len() + txs.len());
-    out.extend_from_slice(header);
-    out.extend_from_slice(txs);
-    Ok(())
-}
-
 /// Asks the kernel to start writing `file`'s dirty pages to disk now, without waiting: the
 /// writing then overlaps with reading the next blocks, and the final sync has little left to
 /// do (it was a quarter of an export's time). A hint: failures are ignored.
@@ -105,9 +93,9 @@ fn encode_segment(
         return Err(ExportError::Stopped);
     }
     buf.clear();
-    let missing = reader.read(a, b, |number, header, body| {
-        block_rlp(&mut buf, header, body)
-            .map_err(|e| ExportError::Db(super::db::Error::Corrupt(format!("block {number}: {e}"))))
+    let missing = reader.read(a, b, |_, block| {
+        buf.extend_from_slice(block);
+        Ok::<(), ExportError>(())
     })?;
     match missing {
         Some(n) => Err(ExportError::NotFound(n)),
@@ -285,16 +273,12 @@ impl Chain {
         let last = head.min(from.saturating_add(max_count - 1));
         let mut out: Vec<Vec<u8>> = Vec::new();
         let mut bytes = 0usize;
-        let read = self.db.read_blocks(from, last, |number, header, body| {
-            let mut b = Vec::with_capacity(header.len() + body.len() + 8);
-            block_rlp(&mut b, header, body).map_err(|e| {
-                RangeStop::Db(super::db::Error::Corrupt(format!("block {number}: {e}")))
-            })?;
-            if !out.is_empty() && bytes.saturating_add(b.len()) > max_bytes {
+        let read = self.db.read_blocks(from, last, |_, block| {
+            if !out.is_empty() && bytes.saturating_add(block.len()) > max_bytes {
                 return Err(RangeStop::Full);
             }
-            bytes += b.len();
-            out.push(b);
+            bytes += block.len();
+            out.push(block.to_vec());
             Ok(())
         });
         match read {

@@ -734,22 +734,14 @@ impl Chain {
     pub fn block_by_hash(&self, hash: &Hash) -> Result<Option<BlockRecord>, ChainError> {
         let corrupt =
             |what: String| ChainError::Corrupt(format!("block 0x{}: {what}", hex::encode(hash)));
-        let Some(header_rlp) = self.db.header(hash)? else {
+        let Some(block) = self.db.block(hash)? else {
             return Ok(None);
         };
-        let header = Header::decode(&header_rlp).map_err(|e| corrupt(e.to_string()))?;
-        let body = self
-            .db
-            .body(hash)?
-            .ok_or_else(|| corrupt("body missing".into()))?;
-        let mut r =
-            crate::types::rlp::ListReader::whole(&body).map_err(|e| corrupt(e.to_string()))?;
-        let tx_list = r.raw().map_err(|e| corrupt(e.to_string()))?;
+        let (header_rlp, tx_list) = db::split_block(&block)?;
+        let header = Header::decode(header_rlp).map_err(|e| corrupt(e.to_string()))?;
         let txs =
             crate::types::block::decode_tx_list(tx_list).map_err(|e| corrupt(e.to_string()))?;
-        let mut whole = header_rlp.clone();
-        whole.extend_from_slice(tx_list);
-        let size = list(&whole).len() as u64;
+        let size = block.len() as u64;
         let mut transactions = Vec::with_capacity(txs.len());
         for tx in txs {
             let sender = match &tx {
