@@ -153,6 +153,49 @@ fn bench_sign_recover(c: &mut Criterion) {
     g.finish();
 }
 
+/// The seals of an import batch (2,500 blocks, two seals each) checked together against the
+/// validator's key (`chain::seal_batch`), per seal, beside recovering each one.
+fn bench_seal_batch(c: &mut Criterion) {
+    use chain_node::chain::seal_batch::{holds, Batch, Key, Weights};
+    let k = key();
+    let seals: Vec<([u8; 32], [u8; 65])> = (0..5000u64)
+        .map(|i| {
+            let z = keccak256(&i.to_be_bytes());
+            (z, k.sign_hash(&z))
+        })
+        .collect();
+    let q = Key::from_xy(&k.public_xy()).unwrap();
+    let mut g = c.benchmark_group("seals");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(5));
+    g.throughput(Throughput::Elements(seals.len() as u64));
+    g.bench_function("batch_5000_in_two_shares", |b| {
+        b.iter(|| {
+            let w = Weights::random();
+            let parts = seals.chunks(seals.len() / 2).map(|share| {
+                let mut batch = Batch::new();
+                for (i, (z, sig)) in share.iter().enumerate() {
+                    assert!(batch.add_block(&[(*z, &sig[..], w.weight(i as u64, 0))]));
+                }
+                batch.finish()
+            });
+            assert!(holds(parts.collect::<Vec<_>>(), &q));
+        })
+    });
+    g.bench_function("recover_5000_libsecp256k1", |b| {
+        b.iter(|| {
+            for (z, sig) in &seals {
+                let rs: &[u8; 64] = sig[..64].try_into().unwrap();
+                assert_eq!(
+                    crypto::recover_address(z, rs, sig[64]).unwrap(),
+                    k.address()
+                );
+            }
+        })
+    });
+    g.finish();
+}
+
 fn bench_keccak(c: &mut Criterion) {
     let mut g = c.benchmark_group("keccak256");
     g.sample_size(30);
@@ -197,6 +240,7 @@ criterion_group!(
     benches,
     bench_scrypt,
     bench_sign_recover,
+    bench_seal_batch,
     bench_keccak,
     bench_keyfile
 );

@@ -14,6 +14,7 @@ use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::db::{BlockWrite, Hash};
+use super::seal_batch;
 use super::state::{sub, State};
 use super::validate::check_tx;
 use super::{BlockRun, Chain, ChainError, DbNodes, Head};
@@ -68,9 +69,48 @@ fn recover_seal(hash: &[u8; 32], sig: &[u8]) -> Result<Address, String> {
     recover_address(hash, rs, sig[64]).map_err(|e| e.to_string())
 }
 
-fn recover(block: &Block) -> Recovered {
-    let hash = block.header.hash();
-    let sealers = (|| {
+/// The seals of a block that are checked in a batch: `(hash signed, signature, weight)` for
+/// the proposer seal and each committed seal; `None` when the block is not of the usual
+/// shape (its seals are then recovered one by one, which gives the reasons).
+fn batchable_seals<'b>(
+    block: &'b Block,
+    extra: &'b BftExtra,
+    hash: &Hash,
+    index: u64,
+    weights: &seal_batch::Weights,
+) -> Option<Vec<(Hash, &'b [u8], u128)>> {
+    if extra.committed_seals.is_empty() || extra.validators.len() != 1 {
+        return None;
+    }
+    let seal_hash = block.header.seal_hash()?;
+    let mut msg = hash.to_vec();
+    msg.push(0x02);
+    let commit_hash = keccak256(&msg);
+    let mut out = vec![(seal_hash, extra.seal.as_slice(), weights.weight(index, 0))];
+    for (j, s) in extra.committed_seals.iter().enumerate() {
+        out.push((
+            commit_hash,
+            s.as_slice(),
+            weights.weight(index, j as u64 + 1),
+        ));
+    }
+    Some(out)
+}
+
+/// How the recovery threads check seals: one by one, or added to a batch checked at the end
+/// against the validator's key (`seal_batch`).
+#[derive(Clone, Copy)]
+enum Seals<'a> {
+    OneByOne,
+    Batched {
+        weights: &'a seal_batch::Weights,
+        validator: Address,
+    },
+}
+
+/// Each seal's signer, recovered one by one (the reasons an invalid seal is refused for).
+fn recover_sealers(block: &Block, hash: &Hash) -> Result<Vec<Address>, String> {
+    (|| {
         let extra = BftExtra::decode(&block.header.extra).map_err(|e| e.to_string())?;
         let seal_hash = block
             .header
@@ -94,7 +134,35 @@ fn recover(block: &Block) -> Recovered {
         }
         out.push(extra.validators[0]);
         Ok(out)
-    })();
+    })()
+}
+
+fn recover(
+    block: &Block,
+    index: usize,
+    seals: Seals<'_>,
+    batch: &mut seal_batch::Batch,
+) -> Recovered {
+    let hash = block.header.hash();
+    let batched = match seals {
+        Seals::OneByOne => None,
+        Seals::Batched { weights, validator } => BftExtra::decode(&block.header.extra)
+            .ok()
+            .and_then(|extra| {
+                let list = batchable_seals(block, &extra, &hash, index as u64, weights)?;
+                // Every seal the validator's, provisionally: the batch says at the end.
+                let signers = vec![validator; list.len()];
+                batch.add_block(&list).then(|| {
+                    let mut s = signers;
+                    s.push(extra.validators[0]);
+                    s
+                })
+            }),
+    };
+    let sealers = match batched {
+        Some(s) => Ok(s),
+        None => recover_sealers(block, &hash),
+    };
     // What needs no state is worked out here too, on every core, beside the signatures.
     let encodings: Vec<Vec<u8>> = block.transactions.iter().map(Transaction::encode).collect();
     Recovered {
@@ -114,11 +182,13 @@ fn recover(block: &Block) -> Recovered {
 
 /// Recovers the signatures of `blocks` on every core, in the background: `use_each` gets
 /// each block's in order as soon as it is ready, so that checking block `i` overlaps with
-/// recovering the blocks after it. Stops early when `use_each` says so.
+/// recovering the blocks after it. Stops early when `use_each` says so. With batched seals,
+/// also returns each thread's share of the batch.
 fn with_recovered<T>(
     blocks: &[Block],
+    seals: Seals<'_>,
     mut use_each: impl FnMut(usize, Recovered) -> Result<(), T>,
-) -> Result<(), T> {
+) -> (Result<(), T>, Vec<seal_batch::Part>) {
     use std::collections::BTreeMap;
     use std::sync::atomic::AtomicUsize;
     let threads = std::thread::available_parallelism()
@@ -128,24 +198,28 @@ fn with_recovered<T>(
     let quit = AtomicBool::new(false);
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Recovered)>(4096);
+        let mut shares = Vec::with_capacity(threads);
         for _ in 0..threads {
             let tx = tx.clone();
             let (next, quit) = (&next, &quit);
-            s.spawn(move || {
+            shares.push(s.spawn(move || {
                 background_priority();
-                loop {
+                let mut batch = seal_batch::Batch::new();
+                'claims: loop {
                     // Small runs of blocks per claim: few atomics, results still early.
                     let start = next.fetch_add(8, Ordering::Relaxed);
                     if start >= blocks.len() || quit.load(Ordering::Relaxed) {
-                        return;
+                        break;
                     }
                     for (i, b) in blocks.iter().enumerate().skip(start).take(8) {
-                        if tx.send((i, recover(b))).is_err() {
-                            return;
+                        if tx.send((i, recover(b, i, seals, &mut batch))).is_err() {
+                            break 'claims;
                         }
                     }
                 }
-            });
+                drop(tx);
+                (!batch.is_empty()).then(|| batch.finish())
+            }));
         }
         drop(tx);
         let mut waiting = BTreeMap::new();
@@ -161,7 +235,12 @@ fn with_recovered<T>(
             Ok(())
         })();
         quit.store(true, Ordering::Relaxed);
-        result
+        drop(rx);
+        let parts = shares
+            .into_iter()
+            .filter_map(|h| h.join().expect("a recovery thread panicked"))
+            .collect();
+        (result, parts)
     })
 }
 
@@ -186,6 +265,17 @@ pub struct Imported {
     pub new: u64,
     /// Blocks skipped because the chain had them.
     pub known: u64,
+}
+
+/// Blocks from this many in one call have their seals checked in a batch.
+const BATCHED_SEALS_FROM: usize = 16;
+
+/// What checking a run of blocks found.
+struct Checked {
+    ready: Vec<Ready>,
+    parent: Head,
+    failure: Option<String>,
+    parts: Vec<seal_batch::Part>,
 }
 
 /// The encoded parts of a checked block, ready to store.
@@ -245,32 +335,38 @@ impl Chain {
             .genesis
             .validator
             .ok_or("the chain's genesis names no validator: its blocks cannot be checked")?;
-        let db_nodes = self.db_nodes();
-        let mut pending: HashMap<Hash, Vec<u8>> = HashMap::new();
-        let mut ready: Vec<Ready> = Vec::with_capacity(blocks.len());
-        let mut parent = head.clone();
-        // A block that fails its checks ends the batch: the blocks before it are stored,
-        // then its reason is returned.
-        let failure: Option<String> = with_recovered(blocks, |i, rec| {
-            let (r, _changed) = self.check_block(
-                &blocks[i],
-                rec,
-                &parent,
-                validator,
-                &BatchNodes {
-                    pending: &pending,
-                    db: &db_nodes,
+        // Many blocks: their seals are checked in one batch against the validator's key;
+        // if the batch does not hold, the blocks are checked again with every seal
+        // recovered, which finds the first false one and says what is wrong with it.
+        let key = if blocks.len() >= BATCHED_SEALS_FROM {
+            self.validator_key(&blocks[0], validator)
+        } else {
+            None
+        };
+        let weights = seal_batch::Weights::random();
+        let mut checked = self.check_blocks(
+            blocks,
+            &head,
+            validator,
+            match key {
+                Some(_) => Seals::Batched {
+                    weights: &weights,
+                    validator,
                 },
-            )?;
-            pending.extend(r.nodes.iter().cloned());
-            parent = Head {
-                hash: r.hash,
-                header: blocks[i].header.clone(),
-            };
-            ready.push(r);
-            Ok(())
-        })
-        .err();
+                None => Seals::OneByOne,
+            },
+        );
+        if let Some(key) = key {
+            if !seal_batch::holds(std::mem::take(&mut checked.parts), &key) {
+                checked = self.check_blocks(blocks, &head, validator, Seals::OneByOne);
+            }
+        }
+        let Checked {
+            ready,
+            parent,
+            failure,
+            ..
+        } = checked;
         if let Some(why) = &failure {
             if let Some(bad) = blocks.get(ready.len()) {
                 self.remember_bad_block(bad.clone(), why.clone());
@@ -292,7 +388,6 @@ impl Chain {
             })
             .collect();
         self.db.commit_blocks(&writes).map_err(|e| e.to_string())?;
-        drop(pending);
         // The new head's nodes are the ones the next blocks will read; the nodes of the
         // batch's earlier blocks would only push them out of the cache.
         if let Some(last) = ready.last() {
@@ -306,6 +401,66 @@ impl Chain {
             Some(e) => Err(format!("{e} ({} blocks before it imported)", out.new)),
             None => Ok(out),
         }
+    }
+
+    /// Checks `blocks` in order on top of `head` (nothing is stored): the blocks that pass,
+    /// the last of them as the new head, the reason the first that fails does not, and the
+    /// shares of the seal batch when seals are batched (the blocks passed only if it holds).
+    fn check_blocks(
+        &self,
+        blocks: &[Block],
+        head: &Head,
+        validator: Address,
+        seals: Seals<'_>,
+    ) -> Checked {
+        let db_nodes = self.db_nodes();
+        let mut pending: HashMap<Hash, Vec<u8>> = HashMap::new();
+        let mut ready: Vec<Ready> = Vec::with_capacity(blocks.len());
+        let mut parent = head.clone();
+        // A block that fails its checks ends the batch: the blocks before it are stored,
+        // then its reason is returned.
+        let (result, parts) = with_recovered(blocks, seals, |i, rec| {
+            let (r, _changed) = self.check_block(
+                &blocks[i],
+                rec,
+                &parent,
+                validator,
+                &BatchNodes {
+                    pending: &pending,
+                    db: &db_nodes,
+                },
+            )?;
+            pending.extend(r.nodes.iter().cloned());
+            parent = Head {
+                hash: r.hash,
+                header: blocks[i].header.clone(),
+            };
+            ready.push(r);
+            Ok(())
+        });
+        Checked {
+            ready,
+            parent,
+            failure: result.err(),
+            parts,
+        }
+    }
+
+    /// The validator's public key, for checking seals in a batch: learnt from the first
+    /// block's proposer seal when that recovers to the validator, and kept. `None` when it
+    /// does not (the block is then checked seal by seal, which says why it fails).
+    fn validator_key(&self, first: &Block, validator: Address) -> Option<seal_batch::Key> {
+        if let Some(k) = self.validator_key.get() {
+            return Some(*k);
+        }
+        let extra = BftExtra::decode(&first.header.extra).ok()?;
+        let sig: &[u8; 65] = extra.seal.as_slice().try_into().ok()?;
+        let xy = crate::crypto::recover_public_xy(&first.header.seal_hash()?, sig).ok()?;
+        if Address::from_public_xy(&xy) != validator {
+            return None;
+        }
+        let key = seal_batch::Key::from_xy(&xy)?;
+        Some(*self.validator_key.get_or_init(|| key))
     }
 
     /// After blocks were stored (or the head rewound): `parent` is the head; the pool's view
@@ -715,6 +870,193 @@ mod tests {
         );
         chain.insert_blocks(&blocks[1..]).unwrap();
         assert_eq!(chain.pool_counts(), (0, 0));
+    }
+
+    /// `n` empty blocks on the genesis of `genesis(v)`, block `i` (from 1) sealed by
+    /// `sealer(i)`, then `tamper(i, extra)` applied to its BFT extra data (after the hash
+    /// its child names was taken when the committed seals are all it changes).
+    fn empty_blocks(
+        v: &SecretKey,
+        n: u64,
+        sealer: impl Fn(u64) -> SecretKey,
+        tamper: impl Fn(u64, &mut BftExtra),
+    ) -> Vec<Block> {
+        let (mut parent, _) = crate::chain::genesis_block(&genesis(v)).unwrap();
+        let mut out = Vec::new();
+        for i in 1..=n {
+            let mut h = parent.clone();
+            h.parent_hash = parent.hash();
+            h.rewardbase = v.address();
+            h.transactions_root = crate::trie::EMPTY_ROOT;
+            h.receipts_root = crate::trie::EMPTY_ROOT;
+            h.block_score = [0; 32];
+            h.block_score[31] = 1;
+            h.number = i;
+            h.gas_used = 0;
+            h.time = parent.time + 1;
+            crate::chain::seal_header(&mut h, &sealer(i));
+            let mut extra = BftExtra::decode(&h.extra).unwrap();
+            tamper(i, &mut extra);
+            h.extra = extra.encode();
+            parent = h.clone();
+            out.push(Block {
+                header: h,
+                transactions: Vec::new(),
+            });
+        }
+        out
+    }
+
+    /// What importing `blocks` on a fresh chain says, the head after it, and whether the
+    /// chain learnt the validator's key (the seals were batched).
+    fn import_fresh(v: &SecretKey, blocks: &[Block]) -> (Result<Imported, String>, u64, bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let chain = Chain::open(dir.path(), &genesis(v)).unwrap();
+        let r = chain.insert_blocks(blocks);
+        (r, chain.head_number(), chain.validator_key.get().is_some())
+    }
+
+    #[test]
+    fn a_batch_of_true_seals_is_imported_with_the_seals_checked_together() {
+        let v = key(0x46);
+        let blocks = empty_blocks(&v, 40, |_| v.clone(), |_, _| {});
+        let (r, head, batched) = import_fresh(&v, &blocks);
+        assert_eq!(r.unwrap(), Imported { new: 40, known: 0 });
+        assert_eq!(head, 40);
+        assert!(batched);
+    }
+
+    #[test]
+    fn one_false_seal_in_a_batch_stops_it_at_that_block_with_the_one_by_one_reason() {
+        let v = key(0x46);
+        let other = key(0x47);
+        let cases: Vec<(&str, Vec<Block>, String)> = vec![
+            (
+                "committed seal by another key",
+                empty_blocks(
+                    &v,
+                    40,
+                    |_| v.clone(),
+                    |i, e| {
+                        if i == 25 {
+                            e.committed_seals[0] = other.sign_hash(&[9; 32]).to_vec();
+                        }
+                    },
+                ),
+                "block 25: not sealed by the validator".into(),
+            ),
+            (
+                "committed seal with its recovery id flipped",
+                empty_blocks(
+                    &v,
+                    40,
+                    |_| v.clone(),
+                    |i, e| {
+                        if i == 25 {
+                            e.committed_seals[0][64] ^= 1;
+                        }
+                    },
+                ),
+                "block 25: not sealed by the validator".into(),
+            ),
+            (
+                "a second committed seal by another key",
+                empty_blocks(
+                    &v,
+                    40,
+                    |_| v.clone(),
+                    |i, e| {
+                        if i == 25 {
+                            let again = e.committed_seals[0].clone();
+                            e.committed_seals.push(again);
+                            e.committed_seals[1][10] ^= 1;
+                        }
+                    },
+                ),
+                "block 25: ".into(),
+            ),
+            (
+                "proposer and committed seal by another key",
+                empty_blocks(
+                    &v,
+                    40,
+                    |i| if i == 25 { other.clone() } else { v.clone() },
+                    |_, _| {},
+                ),
+                "block 25: not sealed by the validator".into(),
+            ),
+            (
+                "a seal of 64 bytes",
+                empty_blocks(
+                    &v,
+                    40,
+                    |_| v.clone(),
+                    |i, e| {
+                        if i == 25 {
+                            e.committed_seals[0].pop();
+                        }
+                    },
+                ),
+                "block 25: invalid seal: a seal is not 65 bytes".into(),
+            ),
+            (
+                "a recovery id of 4",
+                empty_blocks(
+                    &v,
+                    40,
+                    |_| v.clone(),
+                    |i, e| {
+                        if i == 25 {
+                            e.committed_seals[0][64] = 4;
+                        }
+                    },
+                ),
+                "block 25: invalid seal: ".into(),
+            ),
+        ];
+        for (what, blocks, want) in cases {
+            let (r, head, batched) = import_fresh(&v, &blocks);
+            let e = r.unwrap_err();
+            assert!(e.starts_with(&want), "{what}: {e}");
+            assert!(
+                e.ends_with(" (24 blocks before it imported)"),
+                "{what}: {e}"
+            );
+            assert_eq!(head, 24, "{what}: the blocks before it are stored");
+            assert!(batched, "{what}");
+            // The same reason as when the block comes alone (seals recovered one by one).
+            let dir = tempfile::tempdir().unwrap();
+            let chain = Chain::open(dir.path(), &genesis(&v)).unwrap();
+            for b in &blocks[..24] {
+                chain.insert_blocks(std::slice::from_ref(b)).unwrap();
+            }
+            let alone = chain.insert_blocks(&blocks[24..25]).unwrap_err();
+            assert!(chain.validator_key.get().is_none(), "{what}");
+            assert_eq!(
+                format!("{alone} (24 blocks before it imported)"),
+                e,
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_batch_whose_first_block_is_not_the_validators_is_checked_seal_by_seal() {
+        let v = key(0x46);
+        let other = key(0x47);
+        let blocks = empty_blocks(
+            &v,
+            40,
+            |i| if i == 1 { other.clone() } else { v.clone() },
+            |_, _| {},
+        );
+        let (r, head, batched) = import_fresh(&v, &blocks);
+        assert_eq!(
+            r.unwrap_err(),
+            format!("block 1: not sealed by the validator {}", v.address())
+        );
+        assert_eq!(head, 0);
+        assert!(!batched);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod import;
 pub mod migration;
 pub mod nodelog;
 pub mod pool;
+pub mod seal_batch;
 pub mod state;
 pub mod validate;
 
@@ -121,6 +122,8 @@ pub struct Chain {
     cache_loaded: std::sync::atomic::AtomicUsize,
     /// Set while the trie-node cache is being saved.
     saving: std::sync::atomic::AtomicBool,
+    /// The validator's public key, once an import learnt it (`import.rs`, batched seals).
+    validator_key: OnceLock<seal_batch::Key>,
     /// The thread saving the trie-node cache, joined at shutdown.
     save_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// One lock per sender for the send methods that fill in the nonce (reference 6.4).
@@ -396,6 +399,7 @@ impl Chain {
             bus: OnceLock::new(),
             stopping: std::sync::atomic::AtomicBool::new(false),
             saving: std::sync::atomic::AtomicBool::new(false),
+            validator_key: OnceLock::new(),
             cache_loaded: std::sync::atomic::AtomicUsize::new(0),
             migration: migration::Migration::default(),
             pruned_before: std::sync::atomic::AtomicU64::new(pruned_before),
