@@ -138,16 +138,19 @@ fn main() {
             t.elapsed().as_secs_f64()
         );
         let target = Chain::open(&work.path().join("t"), &genesis).unwrap();
+        let cpu = cpu_secs();
         let t = Instant::now();
         let mut r = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&file).unwrap());
         let done = import_stream(&target, &mut r, &stop, &mut |_| {}).unwrap();
         let secs = t.elapsed().as_secs_f64();
         assert_eq!(done.new, source.head_number());
         assert_eq!(target.head_hash(), source.head_hash());
+        let cpu = cpu_secs() - cpu;
         println!(
-            "import: {n_transfers} transfers in {} blocks in {secs:.2} s = {:.0} transfers/s",
+            "import: {n_transfers} transfers in {} blocks in {secs:.2} s = {:.0} transfers/s ({cpu:.2} s of CPU: {:.2} cores busy)",
             done.new,
-            n_transfers as f64 / secs
+            n_transfers as f64 / secs,
+            cpu / secs
         );
         results.push(format!(
             "import_transfers_per_s={:.0}",

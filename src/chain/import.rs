@@ -55,8 +55,10 @@ struct Recovered {
     encodings: Vec<Vec<u8>>,
     tx_hashes: Vec<Hash>,
     tx_root: Hash,
-    /// The proposer seal's and every committed seal's signer.
+    /// The proposer seal's and every committed seal's signer (provisional when batched).
     sealers: Result<Vec<Address>, String>,
+    /// The seals made ready for the batch check before storing, when they are left to it.
+    seal_terms: Option<seal_batch::Prepared>,
     signers: Vec<Result<Vec<Signer>, TxError>>,
 }
 
@@ -97,14 +99,15 @@ fn batchable_seals<'b>(
     Some(out)
 }
 
-/// How the recovery threads check seals: one by one, or added to a batch checked at the end
-/// against the validator's key (`seal_batch`).
+/// How the recovery threads check seals: one by one, or (when they fit a batch) made ready
+/// for the storing thread, which checks each chunk's together against the validator's key
+/// (`seal_batch`) before storing it.
 #[derive(Clone, Copy)]
 enum Seals<'a> {
     OneByOne,
     Batched {
-        weights: &'a seal_batch::Weights,
         validator: Address,
+        weights: &'a seal_batch::Weights,
     },
 }
 
@@ -137,58 +140,103 @@ fn recover_sealers(block: &Block, hash: &Hash) -> Result<Vec<Address>, String> {
     })()
 }
 
+/// What a recovery thread works out for a block; with batched seals, also the seals to make
+/// ready for the batch (then its sealers are provisional: see [`recover_claim`]).
 fn recover(
     block: &Block,
     index: usize,
     seals: Seals<'_>,
-    batch: &mut seal_batch::Batch,
-) -> Recovered {
+) -> (Recovered, Option<Vec<(Hash, Vec<u8>, u128)>>) {
     let hash = block.header.hash();
     let batched = match seals {
         Seals::OneByOne => None,
-        Seals::Batched { weights, validator } => BftExtra::decode(&block.header.extra)
-            .ok()
-            .and_then(|extra| {
-                let list = batchable_seals(block, &extra, &hash, index as u64, weights)?;
-                // Every seal the validator's, provisionally: the batch says at the end.
-                let signers = vec![validator; list.len()];
-                batch.add_block(&list).then(|| {
-                    let mut s = signers;
+        Seals::Batched { validator, weights } => {
+            BftExtra::decode(&block.header.extra)
+                .ok()
+                .and_then(|extra| {
+                    let list = batchable_seals(block, &extra, &hash, index as u64, weights)?;
+                    // Every seal the validator's, provisionally: the storing thread checks them
+                    // in a batch before the block is stored.
+                    let mut s = vec![validator; list.len()];
                     s.push(extra.validators[0]);
-                    s
+                    let list = list
+                        .into_iter()
+                        .map(|(h, sig, w)| (h, sig.to_vec(), w))
+                        .collect::<Vec<_>>();
+                    Some((s, list))
                 })
-            }),
+        }
     };
-    let sealers = match batched {
-        Some(s) => Ok(s),
-        None => recover_sealers(block, &hash),
+    let (sealers, list) = match batched {
+        Some((s, list)) => (Ok(s), Some(list)),
+        None => (recover_sealers(block, &hash), None),
     };
+
     // What needs no state is worked out here too, on every core, beside the signatures.
     let encodings: Vec<Vec<u8>> = block.transactions.iter().map(Transaction::encode).collect();
-    Recovered {
+    let rec = Recovered {
         hash,
         header_rlp: block.header.encode(),
         tx_hashes: encodings.iter().map(|e| keccak256(e)).collect(),
         tx_root: DeriveSha::Original.root(&encodings),
         encodings,
         sealers,
+        seal_terms: None,
         signers: block
             .transactions
             .iter()
             .map(Transaction::recovered)
             .collect(),
+    };
+    (rec, list)
+}
+
+/// [`recover`] for a claim of blocks, their seals made ready for the batch together (one
+/// inversion for them all); a block whose seals do not fit a batch has them recovered.
+fn recover_claim(
+    blocks: &[Block],
+    claim: std::ops::Range<usize>,
+    seals: Seals<'_>,
+) -> Vec<(usize, Recovered)> {
+    let mut out = Vec::with_capacity(claim.len());
+    let mut lists = Vec::new();
+    for i in claim {
+        let (rec, list) = recover(&blocks[i], i, seals);
+        if let Some(l) = list {
+            lists.push((out.len(), l));
+        }
+        out.push((i, rec));
     }
+    if !lists.is_empty() {
+        let borrowed: Vec<Vec<(Hash, &[u8], u128)>> = lists
+            .iter()
+            .map(|(_, l)| {
+                l.iter()
+                    .map(|(h, sig, w)| (*h, sig.as_slice(), *w))
+                    .collect()
+            })
+            .collect();
+        let refs: Vec<&seal_batch::Seals<'_>> = borrowed.iter().map(Vec::as_slice).collect();
+        let prepared = seal_batch::Prepared::many(&refs);
+        for ((k, _), p) in lists.iter().zip(prepared) {
+            let (i, rec) = &mut out[*k];
+            match p {
+                Some(p) => rec.seal_terms = Some(p),
+                None => rec.sealers = recover_sealers(&blocks[*i], &rec.hash),
+            }
+        }
+    }
+    out
 }
 
 /// Recovers the signatures of `blocks` on every core, in the background: `use_each` gets
 /// each block's in order as soon as it is ready, so that checking block `i` overlaps with
-/// recovering the blocks after it. Stops early when `use_each` says so. With batched seals,
-/// also returns each thread's share of the batch.
+/// recovering the blocks after it. Stops early when `use_each` says so.
 fn with_recovered<T>(
     blocks: &[Block],
     seals: Seals<'_>,
     mut use_each: impl FnMut(usize, Recovered) -> Result<(), T>,
-) -> (Result<(), T>, Vec<seal_batch::Part>) {
+) -> Result<(), T> {
     use std::collections::BTreeMap;
     use std::sync::atomic::AtomicUsize;
     let threads = std::thread::available_parallelism()
@@ -196,30 +244,32 @@ fn with_recovered<T>(
         .min(8);
     let next = AtomicUsize::new(0);
     let quit = AtomicBool::new(false);
+    // Blocks per claim: runs of 8 empty blocks (few atomics, results still early), but one
+    // block at a time when blocks are big, so that at the end no core sits idle while another
+    // recovers a long run alone.
+    let sample = &blocks[..blocks.len().min(16)];
+    let txs = sample.iter().map(|b| b.transactions.len()).sum::<usize>() / sample.len().max(1);
+    let claim = (256 / (txs + 1)).clamp(1, 8);
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Recovered)>(4096);
-        let mut shares = Vec::with_capacity(threads);
         for _ in 0..threads {
             let tx = tx.clone();
             let (next, quit) = (&next, &quit);
-            shares.push(s.spawn(move || {
+            s.spawn(move || {
                 background_priority();
-                let mut batch = seal_batch::Batch::new();
-                'claims: loop {
-                    // Small runs of blocks per claim: few atomics, results still early.
-                    let start = next.fetch_add(8, Ordering::Relaxed);
+                loop {
+                    let start = next.fetch_add(claim, Ordering::Relaxed);
                     if start >= blocks.len() || quit.load(Ordering::Relaxed) {
-                        break;
+                        return;
                     }
-                    for (i, b) in blocks.iter().enumerate().skip(start).take(8) {
-                        if tx.send((i, recover(b, i, seals, &mut batch))).is_err() {
-                            break 'claims;
+                    let end = (start + claim).min(blocks.len());
+                    for item in recover_claim(blocks, start..end, seals) {
+                        if tx.send(item).is_err() {
+                            return;
                         }
                     }
                 }
-                drop(tx);
-                (!batch.is_empty()).then(|| batch.finish())
-            }));
+            });
         }
         drop(tx);
         let mut waiting = BTreeMap::new();
@@ -235,12 +285,7 @@ fn with_recovered<T>(
             Ok(())
         })();
         quit.store(true, Ordering::Relaxed);
-        drop(rx);
-        let parts = shares
-            .into_iter()
-            .filter_map(|h| h.join().expect("a recovery thread panicked"))
-            .collect();
-        (result, parts)
+        result
     })
 }
 
@@ -267,15 +312,79 @@ pub struct Imported {
     pub known: u64,
 }
 
-/// Blocks from this many in one call have their seals checked in a batch.
+/// Blocks from this many in one call have their seals checked in batches.
 const BATCHED_SEALS_FROM: usize = 16;
+/// Checked blocks are handed over to be stored in chunks of this many blocks, or fewer
+/// whose parts and trie nodes reach [`CHUNK_BYTES`].
+const CHUNK_BLOCKS: usize = 512;
+const CHUNK_BYTES: usize = 16 << 20;
 
-/// What checking a run of blocks found.
-struct Checked {
-    ready: Vec<Ready>,
-    parent: Head,
-    failure: Option<String>,
-    parts: Vec<seal_batch::Part>,
+/// What the storing thread did: blocks stored, and why it stopped early.
+struct Stored {
+    new: usize,
+    failure: Option<StoreFailure>,
+}
+
+enum StoreFailure {
+    /// The block at this index has a false seal, for this reason.
+    Block(usize, String),
+    /// The database failed.
+    Db(String),
+}
+
+/// The seals of a chunk of checked blocks: how many blocks from the first have true seals,
+/// and the reason the next one does not. The seals the recovery threads made ready are
+/// checked together; if the batch does not hold, one by one to find the first false one.
+fn check_chunk_seals(
+    blocks: &[Block],
+    chunk: &mut [Ready],
+    key: &seal_batch::Key,
+    validator: Address,
+) -> (usize, Option<String>) {
+    let mut batch = seal_batch::Batch::new();
+    let mut batched = Vec::new();
+    for (i, r) in chunk.iter_mut().enumerate() {
+        if let Some(terms) = r.seal_terms.take() {
+            batch.add(terms);
+            batched.push(i);
+        }
+    }
+    if batched.is_empty() || seal_batch::holds([batch.finish()], key) {
+        return (chunk.len(), None);
+    }
+    for i in batched {
+        if let Err(why) = check_sealers(&blocks[i], &chunk[i].hash, validator) {
+            return (i, Some(why));
+        }
+    }
+    // Cannot happen (a batch of true seals holds); the chunk is refused at its first block.
+    (
+        0,
+        Some(format!(
+            "block {}: the seal batch does not hold",
+            chunk[0].number
+        )),
+    )
+}
+
+/// A block's seals recovered one by one and compared with the validator, with the reasons
+/// [`Chain::check_block`] gives.
+fn check_sealers(block: &Block, hash: &Hash, validator: Address) -> Result<(), String> {
+    sealers_are(block.header.number, recover_sealers(block, hash), validator)
+}
+
+fn sealers_are(
+    number: u64,
+    sealers: Result<Vec<Address>, String>,
+    validator: Address,
+) -> Result<(), String> {
+    let sealers = sealers.map_err(|e| format!("block {number}: invalid seal: {e}"))?;
+    if sealers.iter().any(|a| *a != validator) {
+        return Err(format!(
+            "block {number}: not sealed by the validator {validator}"
+        ));
+    }
+    Ok(())
 }
 
 /// The encoded parts of a checked block, ready to store.
@@ -287,6 +396,19 @@ struct Ready {
     receipts: Vec<u8>,
     tx_hashes: Vec<Hash>,
     nodes: Vec<(Hash, Vec<u8>)>,
+    /// Its seals made ready for the batch check before it is stored, when left to it.
+    seal_terms: Option<seal_batch::Prepared>,
+}
+
+impl Ready {
+    /// About the bytes storing it writes.
+    fn bytes(&self) -> usize {
+        self.header.len()
+            + self.body.len()
+            + self.receipts.len()
+            + self.tx_hashes.len() * 64
+            + self.nodes.iter().map(|(_, n)| n.len() + 40).sum::<usize>()
+    }
 }
 
 impl Chain {
@@ -335,115 +457,178 @@ impl Chain {
             .genesis
             .validator
             .ok_or("the chain's genesis names no validator: its blocks cannot be checked")?;
-        // Many blocks: their seals are checked in one batch against the validator's key;
-        // if the batch does not hold, the blocks are checked again with every seal
-        // recovered, which finds the first false one and says what is wrong with it.
+        // Many blocks: their seals are checked in batches against the validator's key.
         let key = if blocks.len() >= BATCHED_SEALS_FROM {
             self.validator_key(&blocks[0], validator)
         } else {
             None
         };
         let weights = seal_batch::Weights::random();
-        let mut checked = self.check_blocks(
-            blocks,
-            &head,
-            validator,
-            match key {
-                Some(_) => Seals::Batched {
-                    weights: &weights,
-                    validator,
-                },
-                None => Seals::OneByOne,
+        let seals = match key {
+            Some(_) => Seals::Batched {
+                validator,
+                weights: &weights,
             },
-        );
-        if let Some(key) = key {
-            if !seal_batch::holds(std::mem::take(&mut checked.parts), &key) {
-                checked = self.check_blocks(blocks, &head, validator, Seals::OneByOne);
+            None => Seals::OneByOne,
+        };
+        // This thread checks the blocks in order and hands them over in chunks to a second,
+        // which checks the chunk's batched seals and stores it while the next chunk is
+        // checked. A block that fails either check ends the import there: the blocks before
+        // it are stored, then its reason is returned.
+        let db_nodes = self.db_nodes();
+        let mut pending: HashMap<Hash, Vec<u8>> = HashMap::new();
+        let mut parent = head.clone();
+        let mut checked = 0usize;
+        let stop = AtomicBool::new(false);
+        let (check_failure, committed) = std::thread::scope(|s| {
+            let (to_store, chunks) = std::sync::mpsc::sync_channel::<(Vec<Ready>, Head)>(1);
+            let stop = &stop;
+            let store = s.spawn(move || self.store_chunks(blocks, chunks, key, validator, stop));
+            let mut chunk: Vec<Ready> = Vec::new();
+            let mut chunk_bytes = 0usize;
+            let result = with_recovered(blocks, seals, |i, rec| {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(None);
+                }
+                let (r, _changed) = self
+                    .check_block(
+                        &blocks[i],
+                        rec,
+                        &parent,
+                        validator,
+                        &BatchNodes {
+                            pending: &pending,
+                            db: &db_nodes,
+                        },
+                    )
+                    .map_err(Some)?;
+                pending.extend(r.nodes.iter().cloned());
+                parent = Head {
+                    hash: r.hash,
+                    header: blocks[i].header.clone(),
+                };
+                checked += 1;
+                chunk_bytes += r.bytes();
+                chunk.push(r);
+                if chunk.len() >= CHUNK_BLOCKS || chunk_bytes >= CHUNK_BYTES {
+                    // A closed channel: the storing thread stopped; the flag says so next.
+                    let _ = to_store.send((std::mem::take(&mut chunk), parent.clone()));
+                    chunk_bytes = 0;
+                }
+                Ok(())
+            });
+            if !chunk.is_empty() {
+                let _ = to_store.send((chunk, parent.clone()));
             }
-        }
-        let Checked {
-            ready,
-            parent,
-            failure,
-            ..
-        } = checked;
-        if let Some(why) = &failure {
-            if let Some(bad) = blocks.get(ready.len()) {
-                self.remember_bad_block(bad.clone(), why.clone());
+            drop(to_store);
+            let committed = store.join().expect("the storing thread panicked");
+            (result.err().flatten(), committed)
+        });
+        let Stored {
+            new,
+            failure: store_failure,
+        } = committed;
+        out.new += new as u64;
+        let failure: Option<(usize, String)> = match (store_failure, check_failure) {
+            (Some(StoreFailure::Db(e)), _) => return Err(e),
+            (Some(StoreFailure::Block(i, why)), _) => Some((i, why)),
+            (None, Some(why)) => {
+                // A block whose seals were left to the batch and that failed another check:
+                // its seals are recovered, since checking them comes first.
+                let b = &blocks[checked];
+                let follows = b.header.parent_hash == parent.hash
+                    && b.header.number == parent.header.number + 1;
+                let seal = match key {
+                    Some(_) if follows => check_sealers(b, &b.hash(), validator).err(),
+                    _ => None,
+                };
+                Some((checked, seal.unwrap_or(why)))
             }
-        }
-        if ready.is_empty() {
-            return Err(failure.unwrap_or_default());
-        }
-        let writes: Vec<BlockWrite<'_>> = ready
-            .iter()
-            .map(|r| BlockWrite {
-                number: r.number,
-                hash: &r.hash,
-                header: &r.header,
-                body: &r.body,
-                receipts: &r.receipts,
-                tx_hashes: &r.tx_hashes,
-                trie_nodes: &r.nodes,
-            })
-            .collect();
-        self.db.commit_blocks(&writes).map_err(|e| e.to_string())?;
-        // The new head's nodes are the ones the next blocks will read; the nodes of the
-        // batch's earlier blocks would only push them out of the cache.
-        if let Some(last) = ready.last() {
-            for (h, n) in &last.nodes {
-                self.nodes.insert(*h, n.as_slice().into());
-            }
-        }
-        out.new += ready.len() as u64;
-        self.moved_to(&parent);
+            (None, None) => None,
+        };
         match failure {
-            Some(e) => Err(format!("{e} ({} blocks before it imported)", out.new)),
+            Some((i, why)) => {
+                self.remember_bad_block(blocks[i].clone(), why.clone());
+                Err(if new == 0 {
+                    why
+                } else {
+                    format!("{why} ({new} blocks before it imported)")
+                })
+            }
             None => Ok(out),
         }
     }
 
-    /// Checks `blocks` in order on top of `head` (nothing is stored): the blocks that pass,
-    /// the last of them as the new head, the reason the first that fails does not, and the
-    /// shares of the seal batch when seals are batched (the blocks passed only if it holds).
-    fn check_blocks(
+    /// The storing side of [`Chain::insert_blocks`]: each chunk of checked blocks (with the
+    /// head its last block makes) has its batched seals checked, then is stored and becomes
+    /// the head. Stops at the first block with a false seal (storing the blocks before it) or
+    /// at a database error, and sets `stop` then.
+    fn store_chunks(
         &self,
         blocks: &[Block],
-        head: &Head,
+        chunks: std::sync::mpsc::Receiver<(Vec<Ready>, Head)>,
+        key: Option<seal_batch::Key>,
         validator: Address,
-        seals: Seals<'_>,
-    ) -> Checked {
-        let db_nodes = self.db_nodes();
-        let mut pending: HashMap<Hash, Vec<u8>> = HashMap::new();
-        let mut ready: Vec<Ready> = Vec::with_capacity(blocks.len());
-        let mut parent = head.clone();
-        // A block that fails its checks ends the batch: the blocks before it are stored,
-        // then its reason is returned.
-        let (result, parts) = with_recovered(blocks, seals, |i, rec| {
-            let (r, _changed) = self.check_block(
-                &blocks[i],
-                rec,
-                &parent,
-                validator,
-                &BatchNodes {
-                    pending: &pending,
-                    db: &db_nodes,
-                },
-            )?;
-            pending.extend(r.nodes.iter().cloned());
-            parent = Head {
-                hash: r.hash,
-                header: blocks[i].header.clone(),
+        stop: &AtomicBool,
+    ) -> Stored {
+        let mut new = 0usize;
+        let first_number = blocks.first().map_or(0, |b| b.header.number);
+        for (mut chunk, head) in chunks {
+            let Some(at) = chunk.first().map(|r| (r.number - first_number) as usize) else {
+                continue;
             };
-            ready.push(r);
-            Ok(())
-        });
-        Checked {
-            ready,
-            parent,
-            failure: result.err(),
-            parts,
+            let (good, false_seal) = match key {
+                Some(key) => {
+                    check_chunk_seals(&blocks[at..at + chunk.len()], &mut chunk, &key, validator)
+                }
+                None => (chunk.len(), None),
+            };
+            if good > 0 {
+                let writes: Vec<BlockWrite<'_>> = chunk[..good]
+                    .iter()
+                    .map(|r| BlockWrite {
+                        number: r.number,
+                        hash: &r.hash,
+                        header: &r.header,
+                        body: &r.body,
+                        receipts: &r.receipts,
+                        tx_hashes: &r.tx_hashes,
+                        trie_nodes: &r.nodes,
+                    })
+                    .collect();
+                if let Err(e) = self.db.commit_blocks(&writes) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Stored {
+                        new,
+                        failure: Some(StoreFailure::Db(e.to_string())),
+                    };
+                }
+                new += good;
+                let last = &chunk[good - 1];
+                // The new head's nodes are the ones the next blocks will read; the nodes of
+                // the chunk's earlier blocks would only push them out of the cache.
+                for (h, n) in &last.nodes {
+                    self.nodes.insert(*h, n.as_slice().into());
+                }
+                let head = if good == chunk.len() {
+                    head
+                } else {
+                    Head {
+                        hash: last.hash,
+                        header: blocks[at + good - 1].header.clone(),
+                    }
+                };
+                self.moved_to(&head);
+            }
+            if let Some(why) = false_seal {
+                stop.store(true, Ordering::Relaxed);
+                return Stored {
+                    new,
+                    failure: Some(StoreFailure::Block(at + good, why)),
+                };
+            }
         }
+        Stored { new, failure: None }
     }
 
     /// The validator's public key, for checking seals in a batch: learnt from the first
@@ -512,10 +697,7 @@ impl Chain {
                 hex::encode(parent.hash)
             )));
         }
-        let sealers = rec.sealers.map_err(|e| bad(format!("invalid seal: {e}")))?;
-        if sealers.iter().any(|a| *a != validator) {
-            return Err(bad(format!("not sealed by the validator {validator}")));
-        }
+        sealers_are(number, rec.sealers, validator)?;
         if h.time < parent.header.time {
             return Err(bad("its time is before its parent's".into()));
         }
@@ -607,6 +789,7 @@ impl Chain {
                 receipts: list(&receipts_rlp),
                 tx_hashes: rec.tx_hashes,
                 nodes: new_nodes,
+                seal_terms: rec.seal_terms,
             },
             changed,
         ))
@@ -881,6 +1064,18 @@ mod tests {
         sealer: impl Fn(u64) -> SecretKey,
         tamper: impl Fn(u64, &mut BftExtra),
     ) -> Vec<Block> {
+        empty_blocks_with(v, n, |_, _| {}, sealer, tamper)
+    }
+
+    /// [`empty_blocks`], with `pre(i, header)` changing block `i`'s header before it is
+    /// sealed.
+    fn empty_blocks_with(
+        v: &SecretKey,
+        n: u64,
+        pre: impl Fn(u64, &mut Header),
+        sealer: impl Fn(u64) -> SecretKey,
+        tamper: impl Fn(u64, &mut BftExtra),
+    ) -> Vec<Block> {
         let (mut parent, _) = crate::chain::genesis_block(&genesis(v)).unwrap();
         let mut out = Vec::new();
         for i in 1..=n {
@@ -894,6 +1089,7 @@ mod tests {
             h.number = i;
             h.gas_used = 0;
             h.time = parent.time + 1;
+            pre(i, &mut h);
             crate::chain::seal_header(&mut h, &sealer(i));
             let mut extra = BftExtra::decode(&h.extra).unwrap();
             tamper(i, &mut extra);
@@ -1038,6 +1234,83 @@ mod tests {
                 "{what}"
             );
         }
+    }
+
+    #[test]
+    fn a_false_seal_in_a_later_chunk_leaves_the_chunks_before_it_stored() {
+        let v = key(0x46);
+        let other = key(0x47);
+        let n = CHUNK_BLOCKS as u64 + 100;
+        let bad = CHUNK_BLOCKS as u64 + 50;
+        let blocks = empty_blocks(
+            &v,
+            n,
+            |_| v.clone(),
+            |i, e| {
+                if i == bad {
+                    e.committed_seals[0] = other.sign_hash(&[9; 32]).to_vec();
+                }
+            },
+        );
+        let (r, head, batched) = import_fresh(&v, &blocks);
+        assert_eq!(
+            r.unwrap_err(),
+            format!(
+                "block {bad}: not sealed by the validator {} ({} blocks before it imported)",
+                v.address(),
+                bad - 1
+            )
+        );
+        assert_eq!(head, bad - 1);
+        assert!(batched);
+    }
+
+    #[test]
+    fn a_block_with_a_false_seal_and_another_lie_is_refused_for_its_seal_first() {
+        let v = key(0x46);
+        let other = key(0x47);
+        let blocks = empty_blocks_with(
+            &v,
+            40,
+            |i, h| {
+                if i == 25 {
+                    h.block_score[31] = 2;
+                }
+            },
+            |_| v.clone(),
+            |i, e| {
+                if i == 25 {
+                    e.committed_seals[0] = other.sign_hash(&[9; 32]).to_vec();
+                }
+            },
+        );
+        let (r, head, _) = import_fresh(&v, &blocks);
+        assert_eq!(
+            r.unwrap_err(),
+            format!(
+                "block 25: not sealed by the validator {} (24 blocks before it imported)",
+                v.address()
+            )
+        );
+        assert_eq!(head, 24);
+        // With true seals, the other lie is found.
+        let blocks = empty_blocks_with(
+            &v,
+            40,
+            |i, h| {
+                if i == 25 {
+                    h.block_score[31] = 2;
+                }
+            },
+            |_| v.clone(),
+            |_, _| {},
+        );
+        let (r, head, _) = import_fresh(&v, &blocks);
+        assert_eq!(
+            r.unwrap_err(),
+            "block 25: block score is not 1 (24 blocks before it imported)"
+        );
+        assert_eq!(head, 24);
     }
 
     #[test]

@@ -75,7 +75,7 @@ impl Weights {
     }
 }
 
-/// One seal ready to be added: its point `R`, and `r`, `s`, `z` as scalars.
+/// One seal: its point `R`, and `r`, `s`, `z` as scalars.
 struct Term {
     point: AffinePoint,
     r: Scalar,
@@ -84,13 +84,7 @@ struct Term {
     weight: u128,
 }
 
-/// The seals of a share of a batch (one thread's), gathered block by block.
-#[derive(Default)]
-pub struct Batch {
-    terms: Vec<Term>,
-}
-
-/// A share of a batch worked out: `Σ aᵢ·Rᵢ`, `Σ aᵢ·uᵢ` and `Σ aᵢ·wᵢ`.
+/// A batch (or a share of one) worked out: `Σ aᵢ·Rᵢ`, `Σ aᵢ·uᵢ` and `Σ aᵢ·wᵢ`.
 pub struct Part {
     sum: ProjectivePoint,
     u: Scalar,
@@ -122,66 +116,126 @@ fn term(hash: &[u8; 32], sig: &[u8], weight: u128) -> Option<Term> {
     })
 }
 
+/// The seals of one block made ready for a batch (the costly part: each `R` found, each `s`
+/// inverted), on whichever thread has time; only the final sum is left to the batch.
+pub struct Prepared {
+    points: Vec<AffinePoint>,
+    weights: Vec<u128>,
+    u: Scalar,
+    w: Scalar,
+}
+
+/// The seals of one block, `(signed hash, signature, weight)`.
+pub type Seals<'a> = [([u8; 32], &'a [u8], u128)];
+
+impl Prepared {
+    /// The seals of one block; `None` when one of them cannot go into a batch (the block's
+    /// seals are then to be recovered one by one).
+    pub fn new(seals: &Seals<'_>) -> Option<Prepared> {
+        Prepared::many(&[seals]).pop().flatten()
+    }
+
+    /// The seals of several blocks, each prepared as [`Prepared::new`] does, with one
+    /// inversion for all of them.
+    pub fn many(blocks: &[&Seals<'_>]) -> Vec<Option<Prepared>> {
+        let terms: Vec<Option<Vec<Term>>> = blocks
+            .iter()
+            .map(|seals| {
+                seals
+                    .iter()
+                    .map(|(hash, sig, weight)| term(hash, sig, *weight))
+                    .collect()
+            })
+            .collect();
+        // Every s inverted with one inversion (Montgomery's trick): prefix products, the
+        // inverse of the product, then back.
+        let s: Vec<Scalar> = terms.iter().flatten().flatten().map(|t| t.s).collect();
+        let mut prefix = Vec::with_capacity(s.len());
+        let mut acc = Scalar::ONE;
+        for x in &s {
+            prefix.push(acc);
+            acc *= x;
+        }
+        let mut inv = acc
+            .invert_vartime()
+            .expect("a product of nonzero scalars mod a prime is nonzero");
+        let mut s_inv = vec![Scalar::ZERO; s.len()];
+        for i in (0..s.len()).rev() {
+            s_inv[i] = inv * prefix[i];
+            inv *= s[i];
+        }
+        let mut s_inv = s_inv.into_iter();
+        terms
+            .into_iter()
+            .map(|block| {
+                let block = block?;
+                let (mut u, mut w) = (Scalar::ZERO, Scalar::ZERO);
+                for (t, si) in block.iter().zip(s_inv.by_ref()) {
+                    let a = Scalar::from_repr(u128_repr(t.weight)).expect("below 2^128 < n");
+                    let a_s = a * si;
+                    u += a_s * t.z;
+                    w += a_s * t.r;
+                }
+                Some(Prepared {
+                    points: block.iter().map(|t| t.point).collect(),
+                    weights: block.iter().map(|t| t.weight).collect(),
+                    u,
+                    w,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The seals of many blocks, to be checked together.
+#[derive(Default)]
+pub struct Batch {
+    points: Vec<AffinePoint>,
+    weights: Vec<u128>,
+    u: Scalar,
+    w: Scalar,
+}
+
 impl Batch {
     pub fn new() -> Batch {
         Batch::default()
     }
 
-    /// Adds the seals of one block, `(signed hash, signature)` with their weights; adds
-    /// nothing and returns false when one of them cannot go into a batch (the block's seals
-    /// are then to be recovered one by one).
+    /// Adds one block's prepared seals.
+    pub fn add(&mut self, p: Prepared) {
+        self.points.extend(p.points);
+        self.weights.extend(p.weights);
+        self.u += p.u;
+        self.w += p.w;
+    }
+
+    /// Prepares and adds the seals of one block; adds nothing and returns false when one of
+    /// them cannot go into a batch.
     pub fn add_block(&mut self, seals: &[([u8; 32], &[u8], u128)]) -> bool {
-        let start = self.terms.len();
-        for (hash, sig, weight) in seals {
-            match term(hash, sig, *weight) {
-                Some(t) => self.terms.push(t),
-                None => {
-                    self.terms.truncate(start);
-                    return false;
-                }
+        match Prepared::new(seals) {
+            Some(p) => {
+                self.add(p);
+                true
             }
+            None => false,
         }
-        true
     }
 
     /// Seals added so far.
     pub fn len(&self) -> usize {
-        self.terms.len()
+        self.points.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
+        self.points.is_empty()
     }
 
-    /// Works the share out.
+    /// Works the sum out.
     pub fn finish(self) -> Part {
-        let n = self.terms.len();
-        // Every s inverted with one inversion (Montgomery's trick): prefix products, the
-        // inverse of the last, then back.
-        let mut prefix = Vec::with_capacity(n);
-        let mut acc = Scalar::ONE;
-        for t in &self.terms {
-            prefix.push(acc);
-            acc *= t.s;
-        }
-        let mut inv = acc
-            .invert_vartime()
-            .expect("a product of nonzero scalars mod a prime is nonzero");
-        let (mut u, mut w) = (Scalar::ZERO, Scalar::ZERO);
-        for (t, before) in self.terms.iter().zip(prefix).rev() {
-            let s_inv = inv * before;
-            inv *= t.s;
-            let a = Scalar::from_repr(u128_repr(t.weight)).expect("below 2^128 < n");
-            let a_s = a * s_inv;
-            u += a_s * t.z;
-            w += a_s * t.r;
-        }
-        let points: Vec<AffinePoint> = self.terms.iter().map(|t| t.point).collect();
-        let weights: Vec<u128> = self.terms.iter().map(|t| t.weight).collect();
         Part {
-            sum: msm_u128(&points, &weights),
-            u,
-            w,
+            sum: msm_u128(&self.points, &self.weights),
+            u: self.u,
+            w: self.w,
         }
     }
 }
@@ -360,6 +414,48 @@ mod tests {
         }
         assert!(b.add_block(&[good]));
         assert_eq!(b.len(), 1);
+    }
+
+    #[test]
+    fn blocks_prepared_together_hold_as_blocks_prepared_apart_and_a_bad_one_is_none() {
+        let key = SecretKey::from_slice(&[0x11; 32]).unwrap();
+        let q = Key::from_xy(&key.public_xy()).unwrap();
+        let sigs = signed(&key, 7);
+        let w = Weights::random();
+        let seals: Vec<([u8; 32], &[u8], u128)> = sigs
+            .iter()
+            .enumerate()
+            .map(|(i, (z, s))| (*z, &s[..], w.weight(i as u64, 0)))
+            .collect();
+        let mut short = seals[4];
+        short.1 = &short.1[..64];
+        let blocks: Vec<&Seals<'_>> = vec![
+            &seals[0..2],
+            &seals[2..3],
+            &seals[3..4],
+            std::slice::from_ref(&short),
+            &seals[5..7],
+        ];
+        let prepared = Prepared::many(&blocks);
+        assert_eq!(prepared.len(), 5);
+        assert!(prepared[3].is_none());
+        let mut batch = Batch::new();
+        for p in prepared.into_iter().flatten() {
+            batch.add(p);
+        }
+        assert_eq!(batch.len(), 6);
+        assert!(holds([batch.finish()], &q));
+        // The same seals, one block with a hash changed: the batch does not hold.
+        let mut z = seals[5].0;
+        z[0] ^= 1;
+        let mut changed = seals[5];
+        changed.0 = z;
+        let blocks: Vec<&Seals<'_>> = vec![&seals[0..2], std::slice::from_ref(&changed)];
+        let mut batch = Batch::new();
+        for p in Prepared::many(&blocks).into_iter().flatten() {
+            batch.add(p);
+        }
+        assert!(!holds([batch.finish()], &q));
     }
 
     #[test]
