@@ -5,9 +5,16 @@
 //! its proposer seal and committed seals are the validator's, its time does not go back, its
 //! transactions pass the pool's checks against the state its predecessors left (nonce,
 //! balance, account key, gas), and the transactions root, receipts root, gas used and state
-//! root it claims are the ones running it gives. Signatures are recovered in parallel
-//! before the blocks are run in order. A batch is stored in one database transaction:
-//! all of it or none.
+//! root it claims are the ones running it gives.
+//!
+//! Three kinds of thread share the work: recovery threads (one per core, at low priority)
+//! recover the transactions' signatures and work out what needs no state, including making
+//! the seals ready for a batch check (`seal_batch`); the calling thread runs the blocks in
+//! order; a storing thread takes the checked blocks in chunks, checks each chunk's seals in
+//! one batch against the validator's key, and stores the chunk in one database transaction,
+//! after which it is the head, while the next chunk is being checked. A block that fails
+//! any check ends the import there: the blocks before it are stored (in whole chunks and a
+//! last partial one), nothing of it or after it.
 
 use std::collections::HashMap;
 use std::io::BufRead;
