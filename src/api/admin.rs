@@ -402,7 +402,7 @@ impl AdminApi {
         let path = PathBuf::from(&file);
         let opened = std::fs::File::open(&path)
             .map_err(|e| AdminError::Chain(crate::chain::export::io_error("open", &path, &e)))?;
-        let mut reader: Box<dyn std::io::BufRead> = if file.ends_with(".gz") {
+        let mut reader: Box<dyn std::io::BufRead + Send> = if file.ends_with(".gz") {
             Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(
                 std::io::BufReader::new(opened),
             )))

@@ -851,52 +851,66 @@ pub fn next_item(r: &mut impl BufRead) -> Result<Option<Vec<u8>>, String> {
 /// earlier batches stay imported.
 pub fn import_stream(
     chain: &Chain,
-    r: &mut impl BufRead,
+    r: &mut (impl BufRead + Send),
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Imported),
 ) -> Result<Imported, String> {
+    // A second thread reads and decodes the next batch while this one imports the last.
+    // It sends each batch with, when the stream ended in a block that cannot be read, the
+    // reason and the block's index (the batch then holds the blocks before it).
+    type Read = (Vec<Block>, Option<(usize, String)>);
     let mut total = Imported::default();
-    let mut index = 0usize;
-    for batch_no in 0.. {
-        let mut batch = Vec::with_capacity(BATCH);
-        while batch.len() < BATCH {
-            if stop.load(Ordering::Relaxed) {
-                return Err("import stopped: the node is shutting down".into());
-            }
-            let parsed = next_item(r).and_then(|item| {
-                item.map(|i| Block::decode(&i).map_err(|e| e.to_string()))
-                    .transpose()
-            });
-            match parsed {
-                Ok(Some(block)) => batch.push(block),
-                Ok(None) => break,
-                Err(e) => {
-                    // The blocks read before the bad one are imported first.
-                    let before = chain
-                        .insert_blocks(&batch)
-                        .map_err(|e| format!("batch {batch_no}: failed to insert: {e}"))?;
-                    total.new += before.new;
-                    total.known += before.known;
-                    progress(total);
-                    return Err(format!(
-                        "block {index}: failed to parse: {e} ({} blocks before it imported)",
-                        total.new
-                    ));
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Read>(1);
+        s.spawn(move || {
+            let mut index = 0usize;
+            loop {
+                let mut batch = Vec::with_capacity(BATCH);
+                let mut failed = None;
+                while batch.len() < BATCH && !stop.load(Ordering::Relaxed) {
+                    let parsed = next_item(r).and_then(|item| {
+                        item.map(|i| Block::decode(&i).map_err(|e| e.to_string()))
+                            .transpose()
+                    });
+                    match parsed {
+                        Ok(Some(block)) => batch.push(block),
+                        Ok(None) => break,
+                        Err(e) => {
+                            failed = Some((index, e));
+                            break;
+                        }
+                    }
+                    index += 1;
+                }
+                let last = batch.len() < BATCH || failed.is_some();
+                // A closed channel: the importing side stopped.
+                if tx.send((batch, failed)).is_err() || last {
+                    return;
                 }
             }
-            index += 1;
+        });
+        for (batch_no, (batch, failed)) in rx.into_iter().enumerate() {
+            if stop.load(Ordering::Relaxed) {
+                return Err("import stopped: the node is shutting down".to_string());
+            }
+            if !batch.is_empty() {
+                let got = chain
+                    .insert_blocks(&batch)
+                    .map_err(|e| format!("batch {batch_no}: failed to insert: {e}"))?;
+                total.new += got.new;
+                total.known += got.known;
+                progress(total);
+            }
+            if let Some((index, e)) = failed {
+                // The blocks read before the bad one were imported first.
+                return Err(format!(
+                    "block {index}: failed to parse: {e} ({} blocks before it imported)",
+                    total.new
+                ));
+            }
         }
-        if batch.is_empty() {
-            break;
-        }
-        let got = chain
-            .insert_blocks(&batch)
-            .map_err(|e| format!("batch {batch_no}: failed to insert: {e}"))?;
-        total.new += got.new;
-        total.known += got.known;
-        progress(total);
-    }
-    Ok(total)
+        Ok(total)
+    })
 }
 
 #[cfg(test)]

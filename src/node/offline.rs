@@ -122,10 +122,10 @@ pub fn import(cfg: &Config, file: &Path) -> i32 {
         b
     });
     let counted = match &bar {
-        Some(b) => Box::new(b.wrap_read(opened)) as Box<dyn std::io::Read>,
+        Some(b) => Box::new(b.wrap_read(opened)) as Box<dyn std::io::Read + Send>,
         None => Box::new(opened),
     };
-    let mut reader: Box<dyn std::io::BufRead> = if file.to_string_lossy().ends_with(".gz") {
+    let mut reader: Box<dyn std::io::BufRead + Send> = if file.to_string_lossy().ends_with(".gz") {
         Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(
             std::io::BufReader::new(counted),
         )))
