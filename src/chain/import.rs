@@ -578,18 +578,50 @@ impl Chain {
         validator: Address,
         stop: &AtomicBool,
     ) -> Stored {
-        let mut new = 0usize;
         let first_number = blocks.first().map_or(0, |b| b.header.number);
-        for (mut chunk, head) in chunks {
-            let Some(at) = chunk.first().map(|r| (r.number - first_number) as usize) else {
-                continue;
-            };
-            let (good, false_seal) = match key {
-                Some(key) => {
-                    check_chunk_seals(&blocks[at..at + chunk.len()], &mut chunk, &key, validator)
+        // Two stages: one thread checks a chunk's seals while this one stores the chunk
+        // before it.
+        std::thread::scope(|s| {
+            let (to_store, checked) = std::sync::mpsc::sync_channel(1);
+            s.spawn(move || {
+                for (mut chunk, head) in chunks {
+                    let Some(at) = chunk.first().map(|r| (r.number - first_number) as usize) else {
+                        continue;
+                    };
+                    let (good, false_seal) = match key {
+                        Some(key) => check_chunk_seals(
+                            &blocks[at..at + chunk.len()],
+                            &mut chunk,
+                            &key,
+                            validator,
+                        ),
+                        None => (chunk.len(), None),
+                    };
+                    let last = false_seal.is_some();
+                    if last {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    // A closed channel: the storing side stopped.
+                    if to_store.send((chunk, head, at, good, false_seal)).is_err() || last {
+                        return;
+                    }
                 }
-                None => (chunk.len(), None),
-            };
+            });
+            self.store_checked(blocks, checked, stop)
+        })
+    }
+
+    /// The second stage of [`Chain::store_chunks`]: stores each chunk's blocks with true
+    /// seals, and makes the last of them the head.
+    #[allow(clippy::type_complexity)]
+    fn store_checked(
+        &self,
+        blocks: &[Block],
+        checked: std::sync::mpsc::Receiver<(Vec<Ready>, Head, usize, usize, Option<String>)>,
+        stop: &AtomicBool,
+    ) -> Stored {
+        let mut new = 0usize;
+        for (chunk, head, at, good, false_seal) in checked {
             if good > 0 {
                 let writes: Vec<BlockWrite<'_>> = chunk[..good]
                     .iter()
