@@ -147,13 +147,12 @@ fn recover_sealers(block: &Block, hash: &Hash) -> Result<Vec<Address>, String> {
     })()
 }
 
+/// A block's seals to make ready for a batch: `(hash signed, signature, weight)`.
+type OwnedSeals = Vec<(Hash, Vec<u8>, u128)>;
+
 /// What a recovery thread works out for a block; with batched seals, also the seals to make
 /// ready for the batch (then its sealers are provisional: see [`recover_claim`]).
-fn recover(
-    block: &Block,
-    index: usize,
-    seals: Seals<'_>,
-) -> (Recovered, Option<Vec<(Hash, Vec<u8>, u128)>>) {
+fn recover(block: &Block, index: usize, seals: Seals<'_>) -> (Recovered, Option<OwnedSeals>) {
     let hash = block.header.hash();
     let batched = match seals {
         Seals::OneByOne => None,
