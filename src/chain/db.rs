@@ -669,6 +669,21 @@ mod tests {
         [b; 32]
     }
 
+    /// The schema version recorded in the database file at `path`.
+    fn stored_schema(path: &Path) -> u32 {
+        let db = Database::create(path).unwrap();
+        let tx = db.begin_read().unwrap();
+        let v = tx
+            .open_table(META)
+            .unwrap()
+            .get(SCHEMA_KEY)
+            .unwrap()
+            .unwrap()
+            .value()
+            .to_vec();
+        decode_u32(&v).unwrap()
+    }
+
     #[test]
     fn a_committed_block_is_there_after_reopening() {
         let dir = tempfile::tempdir().unwrap();
@@ -736,17 +751,7 @@ mod tests {
             )
         );
         // Still version 7: refusing wrote nothing.
-        let db = Database::create(&path).unwrap();
-        let tx = db.begin_read().unwrap();
-        let v = tx
-            .open_table(META)
-            .unwrap()
-            .get(SCHEMA_KEY)
-            .unwrap()
-            .unwrap()
-            .value()
-            .to_vec();
-        assert_eq!(v, 7u32.to_be_bytes());
+        assert_eq!(stored_schema(&path), 7);
     }
 
     /// A block RLP as an independent encoder would write it: a list of a header and a
@@ -814,17 +819,9 @@ mod tests {
         );
         drop(db);
         // Now version 4, without the old tables.
+        assert_eq!(stored_schema(&path), 4);
         let db = Database::create(&path).unwrap();
         let tx = db.begin_read().unwrap();
-        let v = tx
-            .open_table(META)
-            .unwrap()
-            .get(SCHEMA_KEY)
-            .unwrap()
-            .unwrap()
-            .value()
-            .to_vec();
-        assert_eq!(v, 4u32.to_be_bytes());
         assert!(tx.open_table(V3_HEADERS).is_err());
         assert!(tx.open_table(V3_BODIES).is_err());
     }
@@ -857,17 +854,9 @@ mod tests {
                 hex::encode(h(1))
             )
         );
+        assert_eq!(stored_schema(&path), 3);
         let db = Database::create(&path).unwrap();
         let tx = db.begin_read().unwrap();
-        let v = tx
-            .open_table(META)
-            .unwrap()
-            .get(SCHEMA_KEY)
-            .unwrap()
-            .unwrap()
-            .value()
-            .to_vec();
-        assert_eq!(v, 3u32.to_be_bytes());
         use redb::ReadableTableMetadata;
         assert_eq!(tx.open_table(V3_HEADERS).unwrap().len().unwrap(), 1);
     }

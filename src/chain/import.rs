@@ -1155,6 +1155,16 @@ mod tests {
         out
     }
 
+    /// A tamper for [`empty_blocks`]: block `at`'s committed seal signed by `signer` over
+    /// another hash.
+    fn false_committed_seal(at: u64, signer: &SecretKey) -> impl Fn(u64, &mut BftExtra) + '_ {
+        move |i, e| {
+            if i == at {
+                e.committed_seals[0] = signer.sign_hash(&[9; 32]).to_vec();
+            }
+        }
+    }
+
     /// What importing `blocks` on a fresh chain says, the head after it, and whether the
     /// chain learnt the validator's key (the seals were batched).
     fn import_fresh(v: &SecretKey, blocks: &[Block]) -> (Result<Imported, String>, u64, bool) {
@@ -1181,16 +1191,7 @@ mod tests {
         let cases: Vec<(&str, Vec<Block>, String)> = vec![
             (
                 "committed seal by another key",
-                empty_blocks(
-                    &v,
-                    40,
-                    |_| v.clone(),
-                    |i, e| {
-                        if i == 25 {
-                            e.committed_seals[0] = other.sign_hash(&[9; 32]).to_vec();
-                        }
-                    },
-                ),
+                empty_blocks(&v, 40, |_| v.clone(), false_committed_seal(25, &other)),
                 "block 25: not sealed by the validator".into(),
             ),
             (
@@ -1294,16 +1295,7 @@ mod tests {
         let other = key(0x47);
         let n = CHUNK_BLOCKS as u64 + 100;
         let bad = CHUNK_BLOCKS as u64 + 50;
-        let blocks = empty_blocks(
-            &v,
-            n,
-            |_| v.clone(),
-            |i, e| {
-                if i == bad {
-                    e.committed_seals[0] = other.sign_hash(&[9; 32]).to_vec();
-                }
-            },
-        );
+        let blocks = empty_blocks(&v, n, |_| v.clone(), false_committed_seal(bad, &other));
         let (r, head, batched) = import_fresh(&v, &blocks);
         assert_eq!(
             r.unwrap_err(),
@@ -1321,20 +1313,17 @@ mod tests {
     fn a_block_with_a_false_seal_and_another_lie_is_refused_for_its_seal_first() {
         let v = key(0x46);
         let other = key(0x47);
+        let score_two = |i: u64, h: &mut Header| {
+            if i == 25 {
+                h.block_score[31] = 2;
+            }
+        };
         let blocks = empty_blocks_with(
             &v,
             40,
-            |i, h| {
-                if i == 25 {
-                    h.block_score[31] = 2;
-                }
-            },
+            score_two,
             |_| v.clone(),
-            |i, e| {
-                if i == 25 {
-                    e.committed_seals[0] = other.sign_hash(&[9; 32]).to_vec();
-                }
-            },
+            false_committed_seal(25, &other),
         );
         let (r, head, _) = import_fresh(&v, &blocks);
         assert_eq!(
@@ -1346,17 +1335,7 @@ mod tests {
         );
         assert_eq!(head, 24);
         // With true seals, the other lie is found.
-        let blocks = empty_blocks_with(
-            &v,
-            40,
-            |i, h| {
-                if i == 25 {
-                    h.block_score[31] = 2;
-                }
-            },
-            |_| v.clone(),
-            |_, _| {},
-        );
+        let blocks = empty_blocks_with(&v, 40, score_two, |_| v.clone(), |_, _| {});
         let (r, head, _) = import_fresh(&v, &blocks);
         assert_eq!(
             r.unwrap_err(),
