@@ -1048,3 +1048,69 @@ fn a_thousand_blocks_round_trip() {
     );
     assert_eq!(chain_summary(&b_url), summary);
 }
+
+/// `chaind import` of 600 blocks, block 550's committed seal forged: the import checks seals
+/// in batches and stores chunks of blocks while it checks the next, yet it keeps exactly the
+/// blocks before the forged one, names it as a one-by-one check would, and the true file then
+/// adds the rest.
+#[test]
+fn chaind_import_refuses_a_forged_seal_and_keeps_the_blocks_before_it() {
+    use chain_node::chain::genesis::Genesis;
+    use chain_node::types::block::{BftExtra, Block};
+    let dir = tempfile::tempdir().unwrap();
+    let validator = SecretKey::from_slice(&[0x41; 32]).unwrap();
+    let forger = SecretKey::from_slice(&[0x43; 32]).unwrap();
+    let genesis_json = format!(
+        r#"{{"validator": "0x{0}", "alloc": {{"0x{0}": {{"balance": "1"}}}}}}"#,
+        hex::encode(validator.address().0)
+    );
+    let genesis_file = dir.path().join("genesis.json");
+    std::fs::write(&genesis_file, &genesis_json).unwrap();
+    let genesis = Genesis::parse(genesis_json.as_bytes()).unwrap();
+    let (mut parent, _) = chain_node::chain::genesis_block(&genesis).unwrap();
+    let (mut good, mut forged) = (Vec::new(), Vec::new());
+    for number in 1..=600u64 {
+        let header = common::empty_block(&parent, &validator);
+        let mut block = Block {
+            header: header.clone(),
+            transactions: Vec::new(),
+        };
+        good.extend(block.encode());
+        if number == 550 {
+            // The block's hash leaves the committed seals out: its child still follows it.
+            let mut extra = BftExtra::decode(&block.header.extra).unwrap();
+            extra.committed_seals[0] = forger.sign_hash(&[9; 32]).to_vec();
+            block.header.extra = extra.encode();
+        }
+        forged.extend(block.encode());
+        parent = header;
+    }
+    let (good_file, forged_file) = (dir.path().join("good.rlp"), dir.path().join("forged.rlp"));
+    std::fs::write(&good_file, &good).unwrap();
+    std::fs::write(&forged_file, &forged).unwrap();
+
+    let dd = tempfile::TempDir::new_in(dir.path()).unwrap();
+    let init = chaind(dd.path(), &["init", genesis_file.to_str().unwrap()]);
+    assert!(init.status.success(), "{init:?}");
+    let refused = chaind(dd.path(), &["import", forged_file.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(
+        stderr.lines().last().unwrap(),
+        format!(
+            "error: batch 0: failed to insert: block 550: not sealed by the validator {} (549 blocks before it imported)",
+            validator.address()
+        )
+    );
+    let done = chaind(dd.path(), &["import", good_file.to_str().unwrap()]);
+    assert_eq!(done.status.code(), Some(0), "{done:?}");
+    let log = String::from_utf8_lossy(&done.stderr);
+    let last = log
+        .lines()
+        .find(|l| l.contains("Imported blockchain"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(
+        last.contains("new=51") && last.contains("known=549") && last.contains("head=600"),
+        "{last}"
+    );
+}
