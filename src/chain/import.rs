@@ -261,7 +261,7 @@ fn with_recovered<T>(
         for _ in 0..threads {
             let tx = tx.clone();
             let (next, quit) = (&next, &quit);
-            s.spawn(move || {
+            spawn_named(s, "import-recover", move || {
                 background_priority();
                 loop {
                     let start = next.fetch_add(claim, Ordering::Relaxed);
@@ -295,6 +295,18 @@ fn with_recovered<T>(
     })
 }
 
+/// Starts a named thread in `scope` (names show in `top -H` and in panics).
+fn spawn_named<'s, 'e, T: Send + 's>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 's,
+) -> std::thread::ScopedJoinHandle<'s, T> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn_scoped(scope, f)
+        .expect("the system starts a thread")
+}
+
 /// Lowers the calling thread's scheduling priority (nice 10), so that it runs on what the
 /// other threads of the process leave. The recovery threads use it: the thread that checks
 /// the blocks in order is the import's critical path, and when the recovery threads took
@@ -317,6 +329,9 @@ pub struct Imported {
     /// Blocks skipped because the chain had them.
     pub known: u64,
 }
+
+/// The most trie-node entries reserved ahead for a batch (about 60 MB of map).
+const MAX_PENDING_RESERVE: usize = 1 << 20;
 
 /// Blocks from this many in one call have their seals checked in batches.
 const BATCHED_SEALS_FROM: usize = 16;
@@ -489,7 +504,9 @@ impl Chain {
         let (check_failure, committed) = std::thread::scope(|s| {
             let (to_store, chunks) = std::sync::mpsc::sync_channel::<(Vec<Ready>, Head)>(1);
             let stop = &stop;
-            let store = s.spawn(move || self.store_chunks(blocks, chunks, key, validator, stop));
+            let store = spawn_named(s, "import-store", move || {
+                self.store_chunks(blocks, chunks, key, validator, stop)
+            });
             let mut chunk: Vec<Ready> = Vec::new();
             let mut chunk_bytes = 0usize;
             let result = with_recovered(blocks, seals, |i, rec| {
@@ -508,6 +525,12 @@ impl Chain {
                         },
                     )
                     .map_err(Some)?;
+                if checked == 0 {
+                    // Room for the batch's nodes at once, as many a block as the first has
+                    // (growing the map step by step rehashed it a dozen times).
+                    let guess = r.nodes.len().saturating_mul(blocks.len());
+                    pending.reserve(guess.min(MAX_PENDING_RESERVE));
+                }
                 pending.extend(r.nodes.iter().cloned());
                 parent = Head {
                     hash: r.hash,
@@ -582,7 +605,7 @@ impl Chain {
         // before it.
         std::thread::scope(|s| {
             let (to_store, checked) = std::sync::mpsc::sync_channel(1);
-            s.spawn(move || {
+            spawn_named(s, "import-seals", move || {
                 for (mut chunk, head) in chunks {
                     let Some(at) = chunk.first().map(|r| (r.number - first_number) as usize) else {
                         continue;
@@ -893,7 +916,7 @@ pub fn import_stream(
     let mut total = Imported::default();
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Read>(1);
-        s.spawn(move || {
+        spawn_named(s, "import-read", move || {
             let mut index = 0usize;
             loop {
                 let mut batch = Vec::with_capacity(BATCH);
