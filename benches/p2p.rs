@@ -45,19 +45,8 @@ fn init_in(dd: &Path, genesis_file: &Path) {
 /// Starts `chaind` in `dd` with HTTP, WebSocket and p2p on 127.0.0.1 (any free ports).
 fn start(dd: tempfile::TempDir, extra: &[&str]) -> Node {
     let mut args = common::http_args("admin,chain,net").to_vec();
-    args.extend([
-        "--ws",
-        "--wsaddr",
-        "127.0.0.1",
-        "--wsport",
-        "0",
-        "--wsapi",
-        "chain",
-        "--p2paddr",
-        "127.0.0.1",
-        "--port",
-        "0",
-    ]);
+    args.extend(common::ws_args("chain"));
+    args.extend(["--p2paddr", "127.0.0.1", "--port", "0"]);
     args.extend(extra);
     Node::start_in(dd, &args)
 }

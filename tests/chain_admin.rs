@@ -586,15 +586,7 @@ fn the_unsafe_debug_methods_are_ipc_only_under_the_flag() {
     let args = |flag: bool| {
         let mut a = vec!["--dev"];
         a.extend(common::http_args("debug,chain"));
-        a.extend([
-            "--ws",
-            "--wsaddr",
-            "127.0.0.1",
-            "--wsport",
-            "0",
-            "--wsapi",
-            "debug",
-        ]);
+        a.extend(common::ws_args("debug"));
         if flag {
             a.push("--rpc.unsafe-debug.disable");
         }

@@ -106,22 +106,9 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 
 /// A node with IPC (every module), HTTP offering personal and admin, and WebSocket.
 fn node() -> Node {
-    Node::start(&[
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "admin,personal,rpc",
-        "--ws",
-        "--wsaddr",
-        "127.0.0.1",
-        "--wsport",
-        "0",
-        "--wsapi",
-        "chain,net,personal,rpc",
-    ])
+    let mut args = common::http_args("admin,personal,rpc").to_vec();
+    args.extend(common::ws_args("chain,net,personal,rpc"));
+    Node::start(&args)
 }
 
 /// The number of key files in the keystore (none before the first key).

@@ -112,23 +112,10 @@ fn secrets_are_wiped_after(n: &Node, transport: &str, mut call: impl FnMut(&str,
 /// WebSocket.
 #[test]
 fn no_secret_is_left_in_memory_after_calls() {
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "personal",
-        "--ws",
-        "--wsaddr",
-        "127.0.0.1",
-        "--wsport",
-        "0",
-        "--wsapi",
-        "personal",
-    ]);
+    let mut args = vec!["--dev"];
+    args.extend(common::http_args("personal"));
+    args.extend(common::ws_args("personal"));
+    let n = Node::start(&args);
     let mut c = Ipc::connect(n.ipc.as_ref().unwrap());
     secrets_are_wiped_after(&n, "IPC", move |m, p| c.call(m, p));
     let url = n.http.clone().unwrap();

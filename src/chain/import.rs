@@ -979,6 +979,13 @@ mod tests {
         SecretKey::from_slice(&[b; 32]).unwrap()
     }
 
+    /// A chain of `genesis(v)` in a temporary directory (kept as long as the first).
+    fn fresh_chain(v: &SecretKey) -> (tempfile::TempDir, Chain) {
+        let dir = tempfile::tempdir().unwrap();
+        let chain = Chain::open(dir.path(), &genesis(v)).unwrap();
+        (dir, chain)
+    }
+
     fn genesis(validator: &SecretKey) -> Genesis {
         let mut funds = [0u8; 32];
         funds[20] = 1;
@@ -1010,8 +1017,7 @@ mod tests {
 
     /// Two blocks sealed on one chain, for another chain of the same genesis to import.
     fn sealed_blocks(v: &SecretKey) -> (tempfile::TempDir, Vec<Block>) {
-        let dir = tempfile::tempdir().unwrap();
-        let chain = Chain::open(dir.path(), &genesis(v)).unwrap();
+        let (dir, chain) = fresh_chain(v);
         let mut blocks = Vec::new();
         for nonce in 0..2 {
             chain.submit(transfer(v, nonce, &chain)).unwrap();
@@ -1029,8 +1035,7 @@ mod tests {
     fn each_lie_of_a_block_is_found_and_nothing_of_it_stored() {
         let v = key(0x46);
         let (_a, blocks) = sealed_blocks(&v);
-        let dir = tempfile::tempdir().unwrap();
-        let chain = Chain::open(dir.path(), &genesis(&v)).unwrap();
+        let (_dir, chain) = fresh_chain(&v);
         let lie = |f: &dyn Fn(&mut Block), sealer: &SecretKey| {
             let mut b = blocks[0].clone();
             f(&mut b);
@@ -1113,8 +1118,7 @@ mod tests {
     fn an_imported_block_takes_its_transactions_out_of_the_pool() {
         let v = key(0x46);
         let (_a, blocks) = sealed_blocks(&v);
-        let dir = tempfile::tempdir().unwrap();
-        let chain = Chain::open(dir.path(), &genesis(&v)).unwrap();
+        let (_dir, chain) = fresh_chain(&v);
         let included = chain.submit(blocks[0].transactions[0].clone()).unwrap();
         let after = chain.submit(blocks[1].transactions[0].clone()).unwrap();
         assert_eq!(chain.pool_counts(), (2, 0));
@@ -1191,8 +1195,7 @@ mod tests {
     /// What importing `blocks` on a fresh chain says, the head after it, and whether the
     /// chain learnt the validator's key (the seals were batched).
     fn import_fresh(v: &SecretKey, blocks: &[Block]) -> (Result<Imported, String>, u64, bool) {
-        let dir = tempfile::tempdir().unwrap();
-        let chain = Chain::open(dir.path(), &genesis(v)).unwrap();
+        let (_dir, chain) = fresh_chain(v);
         let r = chain.insert_blocks(blocks);
         (r, chain.head_number(), chain.validator_key.get().is_some())
     }
@@ -1297,8 +1300,7 @@ mod tests {
             assert_eq!(head, 24, "{what}: the blocks before it are stored");
             assert!(batched, "{what}");
             // The same reason as when the block comes alone (seals recovered one by one).
-            let dir = tempfile::tempdir().unwrap();
-            let chain = Chain::open(dir.path(), &genesis(&v)).unwrap();
+            let (_dir, chain) = fresh_chain(&v);
             for b in &blocks[..24] {
                 chain.insert_blocks(std::slice::from_ref(b)).unwrap();
             }

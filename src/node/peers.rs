@@ -68,14 +68,11 @@ mod tests {
     fn a_peer_object_has_the_spec_members() {
         let status = Status {
             version: 65,
-            network_id: 1,
-            genesis: [1; 32],
             head: [0xab; 32],
-            head_number: 3,
             blockscore: 131_075,
             name: "Chain/v1".into(),
             caps: vec!["istanbul/65".into()],
-            listen_port: 9,
+            ..crate::p2p::wire::example_status()
         };
         let link = PeerLink {
             id: NodeId([0x11; 64]),

@@ -211,19 +211,7 @@ pub trait PeerSet: Send + Sync {
 mod tests {
     use super::*;
 
-    fn status() -> Status {
-        Status {
-            version: 65,
-            network_id: 1,
-            genesis: [1; 32],
-            head: [2; 32],
-            head_number: 5,
-            blockscore: 6,
-            name: "Chain/test".into(),
-            caps: vec!["istanbul/65".into(), "istanbul/64".into()],
-            listen_port: 1,
-        }
-    }
+    use crate::p2p::wire::example_status as status;
 
     fn link() -> PeerLink {
         PeerLink {
@@ -288,18 +276,20 @@ mod tests {
 
     #[test]
     fn only_a_further_head_replaces_the_known_one() {
-        let (peer, _rx) = Peer::new(link(), &status());
+        let s = status();
+        let (peer, _rx) = Peer::new(link(), &s);
         peer.note_head(PeerHead {
             hash: [9; 32],
-            number: 4,
+            number: s.head_number - 1,
             blockscore: 5,
         });
-        assert_eq!(peer.head().number, 5);
+        assert_eq!(peer.head().number, s.head_number);
         peer.note_head(PeerHead {
             hash: [9; 32],
-            number: 7,
+            number: s.head_number + 2,
             blockscore: 8,
         });
         assert_eq!(peer.head().hash, [9; 32]);
+        assert_eq!(peer.head().number, s.head_number + 2);
     }
 }

@@ -212,6 +212,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Logs that `peer` is dropped for `reason` (a warning) and gives the reason back, for the
+/// caller to disconnect with.
+fn dropping(peer: &Peer, reason: String) -> String {
+    crate::log::warn(
+        "Dropping a peer",
+        &[("peer", &short(peer)), ("reason", &reason)],
+    );
+    reason
+}
+
 /// A peer's id as logs show it (the first 16 hex digits).
 fn short(peer: &Peer) -> String {
     peer.id.to_hex()[..16].to_string()
@@ -427,11 +437,7 @@ impl ChainProtocol {
 
     /// Drops `peer` for `reason`, logged as a warning.
     fn drop_peer(&self, peer: &Peer, reason: &str) {
-        crate::log::warn(
-            "Dropping a peer",
-            &[("peer", &short(peer)), ("reason", reason)],
-        );
-        peer.disconnect(reason);
+        peer.disconnect(&dropping(peer, reason.to_string()));
     }
 
     /// The sync loop proper: one request in flight while the previous answer is inserted.
@@ -530,14 +536,7 @@ impl ChainProtocol {
     /// A `NewBlock` from `peer`: inserted when it extends our head, a sync when it is
     /// further ahead, ignored when we have it.
     fn on_new_block(&self, peer: &Arc<Peer>, raw: &[u8]) -> Result<(), String> {
-        let block = Block::decode(raw).map_err(|e| {
-            let reason = format!("bad block: {e}");
-            crate::log::warn(
-                "Dropping a peer",
-                &[("peer", &short(peer)), ("reason", &reason)],
-            );
-            reason
-        })?;
+        let block = Block::decode(raw).map_err(|e| dropping(peer, format!("bad block: {e}")))?;
         let number = block.header.number;
         let hash = block.hash();
         peer.note_head(self.head_of(number, hash));
@@ -554,14 +553,7 @@ impl ChainProtocol {
             Ok(_) => Ok(()),
             // A sync stored it meanwhile.
             Err(_) if self.chain.head_number() >= number => Ok(()),
-            Err(e) => {
-                let reason = bad_block_reason(number, &e);
-                crate::log::warn(
-                    "Dropping a peer",
-                    &[("peer", &short(peer)), ("reason", &reason)],
-                );
-                Err(reason)
-            }
+            Err(e) => Err(dropping(peer, bad_block_reason(number, &e))),
         }
     }
 
@@ -722,14 +714,8 @@ impl ChainProtocol {
     fn on_transactions(&self, peer: &Arc<Peer>, txs: Vec<Vec<u8>>) -> Result<(), String> {
         let mut decoded = Vec::with_capacity(txs.len());
         for raw in &txs {
-            let tx = Transaction::decode(raw).map_err(|e| {
-                let reason = format!("bad transaction: {e}");
-                crate::log::warn(
-                    "Dropping a peer",
-                    &[("peer", &short(peer)), ("reason", &reason)],
-                );
-                reason
-            })?;
+            let tx = Transaction::decode(raw)
+                .map_err(|e| dropping(peer, format!("bad transaction: {e}")))?;
             decoded.push(tx);
         }
         self.with_state(peer, |s| {

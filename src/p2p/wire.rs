@@ -425,28 +425,30 @@ pub fn check_status(ours: &Status, theirs: &Status) -> Result<(), StatusMismatch
     Ok(())
 }
 
+/// A status with every field set, for the p2p modules' tests.
+#[cfg(test)]
+pub(crate) fn example_status() -> Status {
+    Status {
+        version: PROTOCOL_VERSION,
+        network_id: 8217,
+        genesis: [0x11; 32],
+        head: [0x22; 32],
+        head_number: 123_456,
+        blockscore: u128::MAX - 5,
+        name: "Chain/v0.1.0/linux-amd64/rustc1.95".into(),
+        caps: vec![format!("{PROTOCOL_NAME}/64"), format!("{PROTOCOL_NAME}/65")],
+        listen_port: 32323,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::crypto::keccak256;
 
-    fn status() -> Status {
-        Status {
-            version: PROTOCOL_VERSION,
-            network_id: 8217,
-            genesis: [0x11; 32],
-            head: [0x22; 32],
-            head_number: 123_456,
-            blockscore: u128::MAX - 5,
-            name: "Chain/v0.1.0/linux-amd64/rustc1.95".into(),
-            caps: vec![format!("{PROTOCOL_NAME}/64"), format!("{PROTOCOL_NAME}/65")],
-            listen_port: 32323,
-        }
-    }
-
     fn every_variant() -> Vec<Message> {
         vec![
-            Message::Status(status()),
+            Message::Status(example_status()),
             Message::Status(Status {
                 version: 0,
                 network_id: 0,
@@ -584,7 +586,7 @@ mod tests {
             }),
             "transactions message: more than 100000 transactions"
         );
-        let mut s = status();
+        let mut s = example_status();
         s.name = "n".repeat(MAX_NAME);
         assert!(decode(&encode(&Message::Status(s.clone()))).is_ok());
         s.name.push('n');
@@ -592,7 +594,7 @@ mod tests {
             e(&Message::Status(s)),
             "status message: name longer than 256 bytes"
         );
-        let mut s = status();
+        let mut s = example_status();
         s.caps = vec!["x/1".into(); MAX_CAPS];
         assert!(decode(&encode(&Message::Status(s.clone()))).is_ok());
         s.caps.push("x/1".into());
@@ -602,7 +604,7 @@ mod tests {
     #[test]
     fn status_fields_of_the_wrong_shape_are_refused() {
         // The listen port is the last field: replace its encoding by 65536.
-        let mut b = encode(&Message::Status(status()));
+        let mut b = encode(&Message::Status(example_status()));
         let port = 32323u64.length();
         b.truncate(b.len() - port);
         65536u64.encode(&mut b);
@@ -616,7 +618,7 @@ mod tests {
 
     #[test]
     fn check_status_names_what_differs() {
-        let ours = status();
+        let ours = example_status();
         assert_eq!(check_status(&ours, &ours.clone()), Ok(()));
         let mut t = ours.clone();
         t.version = 64;

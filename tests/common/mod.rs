@@ -470,6 +470,19 @@ pub fn http_args(apis: &str) -> [&str; 7] {
     ]
 }
 
+/// The arguments of a WebSocket endpoint on 127.0.0.1, any free port, serving `apis`.
+pub fn ws_args(apis: &str) -> [&str; 7] {
+    [
+        "--ws",
+        "--wsaddr",
+        "127.0.0.1",
+        "--wsport",
+        "0",
+        "--wsapi",
+        apis,
+    ]
+}
+
 /// `chaind --datadir DIR ARGS...` run to its end (subcommands, refused starts).
 pub fn chaind_run(datadir: &Path, args: &[&str]) -> Output {
     Command::new(chaind_bin())
