@@ -17,16 +17,16 @@ pub struct ServerPeers(pub Arc<PeerServer>);
 pub fn peer_info(peer: &Peer) -> PeerInfo {
     let head = peer.head();
     PeerInfo {
-        id: peer.id.to_hex(),
+        id: peer.link.id.to_hex(),
         name: peer.name.clone(),
         caps: peer.caps.clone(),
         network: PeerNetwork {
-            local_address: peer.local_addr.to_string(),
-            remote_address: peer.remote_addr.to_string(),
-            inbound: peer.inbound,
-            trusted: peer.trusted,
-            is_static: peer.is_static,
-            node_type: peer.node_type.as_str().to_string(),
+            local_address: peer.link.local_addr.to_string(),
+            remote_address: peer.link.remote_addr.to_string(),
+            inbound: peer.link.inbound,
+            trusted: peer.link.trusted,
+            is_static: peer.link.is_static,
+            node_type: peer.link.node_type.as_str().to_string(),
         },
         protocols: BTreeMap::from([(
             PROTOCOL_NAME,

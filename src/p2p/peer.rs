@@ -45,20 +45,14 @@ pub enum Outgoing {
 /// A peer that passed the handshake and the status exchange.
 #[derive(Debug)]
 pub struct Peer {
-    pub id: NodeId,
+    /// Who it is and how it is connected.
+    pub link: PeerLink,
     /// The name it announced (its `Status`).
     pub name: String,
     /// Its capabilities, `<name>/<version>`, sorted.
     pub caps: Vec<String>,
     /// The protocol version both sides run.
     pub version: u64,
-    pub inbound: bool,
-    /// Dialed because it is in the static set.
-    pub is_static: bool,
-    pub trusted: bool,
-    pub node_type: NodeType,
-    pub local_addr: SocketAddr,
-    pub remote_addr: SocketAddr,
     head: Mutex<PeerHead>,
     out: SyncSender<Outgoing>,
     /// Bytes queued and not yet written (see [`SEND_QUEUE_BYTES`]).
@@ -74,6 +68,7 @@ pub struct Peer {
 pub struct PeerLink {
     pub id: NodeId,
     pub inbound: bool,
+    /// Dialed because it is in the static set.
     pub is_static: bool,
     pub trusted: bool,
     pub node_type: NodeType,
@@ -89,16 +84,10 @@ impl Peer {
         let mut caps = status.caps.clone();
         caps.sort();
         let peer = Peer {
-            id: link.id,
+            link,
             name: status.name.clone(),
             caps,
             version: status.version,
-            inbound: link.inbound,
-            is_static: link.is_static,
-            trusted: link.trusted,
-            node_type: link.node_type,
-            local_addr: link.local_addr,
-            remote_addr: link.remote_addr,
             head: Mutex::new(PeerHead {
                 hash: status.head,
                 number: status.head_number,

@@ -615,7 +615,7 @@ impl PeerServer {
             } else if !inbound && !statics.contains_key(&id) {
                 Some("no longer a static peer".to_string())
             } else if inbound
-                && peers.values().filter(|p| p.inbound).count() >= self.cfg.max_inbound
+                && peers.values().filter(|p| p.link.inbound).count() >= self.cfg.max_inbound
             {
                 Some(format!(
                     "too many peers (--maxconnections {})",

@@ -224,7 +224,7 @@ fn dropping(peer: &Peer, reason: String) -> String {
 
 /// A peer's id as logs show it (the first 16 hex digits).
 fn short(peer: &Peer) -> String {
-    peer.id.to_hex()[..16].to_string()
+    peer.link.id.to_hex()[..16].to_string()
 }
 
 /// Why a sync attempt ended early.
@@ -295,7 +295,7 @@ impl ChainProtocol {
     /// that reconnected).
     fn with_state<R>(&self, peer: &Arc<Peer>, f: impl FnOnce(&mut PeerState) -> R) -> R {
         let mut states = lock(&self.states);
-        let st = states.entry(peer.id).or_insert_with(|| PeerState {
+        let st = states.entry(peer.link.id).or_insert_with(|| PeerState {
             peer: peer.clone(),
             known_txs: KnownSet::new(KNOWN_TXS),
             failed_at: None,
@@ -360,7 +360,7 @@ impl ChainProtocol {
             .into_iter()
             .filter(|p| {
                 let n = p.head().number;
-                !p.is_closing() && n > ours && failed.get(&p.id).is_none_or(|f| n > *f)
+                !p.is_closing() && n > ours && failed.get(&p.link.id).is_none_or(|f| n > *f)
             })
             .max_by_key(|p| p.head().number)
     }
@@ -824,10 +824,10 @@ impl Protocol for ChainProtocol {
         {
             let mut states = lock(&self.states);
             if states
-                .get(&peer.id)
+                .get(&peer.link.id)
                 .is_some_and(|s| Arc::ptr_eq(&s.peer, peer))
             {
-                states.remove(&peer.id);
+                states.remove(&peer.link.id);
             }
         }
         lock(&self.newcomers).retain(|p| !Arc::ptr_eq(p, peer));
