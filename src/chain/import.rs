@@ -1182,14 +1182,21 @@ mod tests {
         out
     }
 
+    /// A tamper for [`empty_blocks`]: `f` applied to block `at`'s extra data.
+    fn on_block(at: u64, f: impl Fn(&mut BftExtra)) -> impl Fn(u64, &mut BftExtra) {
+        move |i, e| {
+            if i == at {
+                f(e)
+            }
+        }
+    }
+
     /// A tamper for [`empty_blocks`]: block `at`'s committed seal signed by `signer` over
     /// another hash.
     fn false_committed_seal(at: u64, signer: &SecretKey) -> impl Fn(u64, &mut BftExtra) + '_ {
-        move |i, e| {
-            if i == at {
-                e.committed_seals[0] = signer.sign_hash(&[9; 32]).to_vec();
-            }
-        }
+        on_block(at, move |e| {
+            e.committed_seals[0] = signer.sign_hash(&[9; 32]).to_vec()
+        })
     }
 
     /// What importing `blocks` on a fresh chain says, the head after it, and whether the
@@ -1226,27 +1233,23 @@ mod tests {
                     &v,
                     40,
                     |_| v.clone(),
-                    |i, e| {
-                        if i == 25 {
-                            e.committed_seals[0][64] ^= 1;
-                        }
-                    },
+                    on_block(25, |e| {
+                        e.committed_seals[0][64] ^= 1;
+                    }),
                 ),
                 "block 25: not sealed by the validator".into(),
             ),
             (
-                "a second committed seal by another key",
+                "a second committed seal, damaged",
                 empty_blocks(
                     &v,
                     40,
                     |_| v.clone(),
-                    |i, e| {
-                        if i == 25 {
-                            let again = e.committed_seals[0].clone();
-                            e.committed_seals.push(again);
-                            e.committed_seals[1][10] ^= 1;
-                        }
-                    },
+                    on_block(25, |e| {
+                        let again = e.committed_seals[0].clone();
+                        e.committed_seals.push(again);
+                        e.committed_seals[1][10] ^= 1;
+                    }),
                 ),
                 "block 25: ".into(),
             ),
@@ -1266,11 +1269,9 @@ mod tests {
                     &v,
                     40,
                     |_| v.clone(),
-                    |i, e| {
-                        if i == 25 {
-                            e.committed_seals[0].pop();
-                        }
-                    },
+                    on_block(25, |e| {
+                        e.committed_seals[0].pop();
+                    }),
                 ),
                 "block 25: invalid seal: a seal is not 65 bytes".into(),
             ),
@@ -1280,11 +1281,9 @@ mod tests {
                     &v,
                     40,
                     |_| v.clone(),
-                    |i, e| {
-                        if i == 25 {
-                            e.committed_seals[0][64] = 4;
-                        }
-                    },
+                    on_block(25, |e| {
+                        e.committed_seals[0][64] = 4;
+                    }),
                 ),
                 "block 25: invalid seal: ".into(),
             ),

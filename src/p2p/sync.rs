@@ -842,6 +842,27 @@ impl Protocol for ChainProtocol {
     }
 }
 
+/// A worker named `name` that hands each item of `queue` to `handle`, until the queue
+/// closes, the protocol stops or the worker is told to.
+fn draining<T: Send + 'static>(
+    p: &Arc<ChainProtocol>,
+    name: &str,
+    queue: std::sync::mpsc::Receiver<T>,
+    handle: impl Fn(&ChainProtocol, T) + Send + 'static,
+) -> Result<Worker, String> {
+    let q = p.clone();
+    Worker::spawn(name, move |stop| loop {
+        match queue.recv_timeout(TICK) {
+            Ok(item) => handle(&q, item),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        if q.stopping() || stop.is_set() {
+            return;
+        }
+    })
+}
+
 /// The workers of a [`ChainProtocol`], as a node service (see [`ChainProtocol::service`]).
 struct SyncService {
     protocol: Arc<ChainProtocol>,
@@ -868,32 +889,16 @@ impl Service for SyncService {
         let q = p.clone();
         self.workers
             .push(Worker::spawn("p2p-sync", move |stop| q.sync_loop(&stop))?);
-        let q = p.clone();
-        let serve = queues.serve;
         self.workers
-            .push(Worker::spawn("p2p-serve", move |stop| loop {
-                match serve.recv_timeout(TICK) {
-                    Ok(j) => q.serve_blocks(&j.peer, j.from, j.count),
-                    Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => return,
-                }
-                if q.stopping() || stop.is_set() {
-                    return;
-                }
+            .push(draining(p, "p2p-serve", queues.serve, |q, j| {
+                q.serve_blocks(&j.peer, j.from, j.count)
             })?);
-        let q = p.clone();
-        let txs_in = queues.txs_in;
-        self.workers
-            .push(Worker::spawn("p2p-txs-in", move |stop| loop {
-                match txs_in.recv_timeout(TICK) {
-                    Ok(batch) => q.admit(batch),
-                    Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => return,
-                }
-                if q.stopping() || stop.is_set() {
-                    return;
-                }
-            })?);
+        self.workers.push(draining(
+            p,
+            "p2p-txs-in",
+            queues.txs_in,
+            ChainProtocol::admit,
+        )?);
         let q = p.clone();
         self.workers.push(Worker::spawn("p2p-blocks", move |stop| {
             q.blocks_loop(heads, &stop)
