@@ -1106,3 +1106,85 @@ fn chaind_import_refuses_a_forged_seal_and_keeps_the_blocks_before_it() {
         "{last}"
     );
 }
+
+/// A chain database of the previous layout (schema version 3: headers and bodies apart) is
+/// upgraded when `chaind` opens it: the log says so, and the node serves the same blocks.
+#[test]
+fn a_schema_3_database_is_upgraded_when_the_node_starts() {
+    use chain_node::chain::genesis::Genesis;
+    use redb::{ReadableTable, TableDefinition};
+    type ByBlock = TableDefinition<'static, (u64, &'static [u8; 32]), &'static [u8]>;
+    let dir = tempfile::tempdir().unwrap();
+    let validator = SecretKey::from_slice(&[0x41; 32]).unwrap();
+    let genesis_json = format!(
+        r#"{{"validator": "0x{0}", "alloc": {{"0x{0}": {{"balance": "1"}}}}}}"#,
+        hex::encode(validator.address().0)
+    );
+    let genesis_file = dir.path().join("genesis.json");
+    std::fs::write(&genesis_file, &genesis_json).unwrap();
+    let genesis = Genesis::parse(genesis_json.as_bytes()).unwrap();
+    let blocks_file = dir.path().join("blocks.rlp");
+    common::write_empty_blocks(&blocks_file, &genesis, &validator, 20);
+    let dd = tempfile::TempDir::new_in(dir.path()).unwrap();
+    assert!(chaind(dd.path(), &["init", genesis_file.to_str().unwrap()])
+        .status
+        .success());
+    let imported = chaind(dd.path(), &["import", blocks_file.to_str().unwrap()]);
+    assert!(imported.status.success(), "{imported:?}");
+    // Back to version 3, as the previous chaind wrote it.
+    let (mut hashes, mut stored) = (Vec::new(), 0);
+    {
+        let db = redb::Database::create(dd.path().join("chaindata").join("chain.redb")).unwrap();
+        let tx = db.begin_write().unwrap();
+        {
+            let blocks = tx.open_table(ByBlock::new("blocks")).unwrap();
+            let mut headers = tx.open_table(ByBlock::new("headers")).unwrap();
+            let mut bodies = tx.open_table(ByBlock::new("bodies")).unwrap();
+            for entry in blocks.iter().unwrap() {
+                let (k, v) = entry.unwrap();
+                let (header, txs) = chain_node::chain::db::split_block(v.value()).unwrap();
+                let mut body = Vec::new();
+                chain_node::types::rlp::put_list_head(&mut body, txs.len());
+                body.extend_from_slice(txs);
+                headers.insert(k.value(), header).unwrap();
+                bodies.insert(k.value(), body.as_slice()).unwrap();
+                hashes.push((k.value().0, format!("0x{}", hex::encode(k.value().1))));
+                stored += 1;
+            }
+        }
+        tx.delete_table(ByBlock::new("blocks")).unwrap();
+        tx.open_table(TableDefinition::<&str, &[u8]>::new("meta"))
+            .unwrap()
+            .insert("schema", 3u32.to_be_bytes().as_slice())
+            .unwrap();
+        tx.commit().unwrap();
+    }
+    assert_eq!(stored, 21);
+    let n = Node::start_in(dd, &common::http_args("chain,debug"));
+    let line = wait_for_log(&n, "Upgraded the chain database from schema version 3 to 4");
+    assert!(line.contains("blocks=21"), "{line}");
+    let url = n.http.clone().unwrap();
+    assert_eq!(
+        ok(http_call(&url, "chain_blockNumber", json!([]))),
+        json!("0x14")
+    );
+    for (number, hash) in hashes {
+        let b = ok(http_call(
+            &url,
+            "chain_getBlockByNumber",
+            json!([format!("0x{number:x}"), false]),
+        ));
+        assert_eq!(b["hash"], json!(hash), "block {number}");
+    }
+    // Their bytes too: the last block's RLP is the file's last item.
+    let file = std::fs::read(&blocks_file).unwrap();
+    let mut r = file.as_slice();
+    let mut last = None;
+    while let Some(item) = chain_node::chain::import::next_item(&mut r).unwrap() {
+        last = Some(item);
+    }
+    assert_eq!(
+        ok(http_call(&url, "debug_getBlockRlp", json!([20]))),
+        json!(hex::encode(last.unwrap()))
+    );
+}

@@ -484,12 +484,10 @@ impl Chain {
         } else {
             None
         };
-        let weights = seal_batch::Weights::random();
-        let seals = match key {
-            Some(_) => Seals::Batched {
-                validator,
-                weights: &weights,
-            },
+        // Drawn only for a batch (a block from a peer comes alone: no system call for it).
+        let weights = key.map(|_| seal_batch::Weights::random());
+        let seals = match &weights {
+            Some(weights) => Seals::Batched { validator, weights },
             None => Seals::OneByOne,
         };
         // This thread checks the blocks in order and hands them over in chunks to a second,
