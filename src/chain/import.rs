@@ -214,15 +214,8 @@ fn recover_claim(
         out.push((i, rec));
     }
     if !lists.is_empty() {
-        let borrowed: Vec<Vec<(Hash, &[u8], u128)>> = lists
-            .iter()
-            .map(|(_, l)| {
-                l.iter()
-                    .map(|(h, sig, w)| (*h, sig.as_slice(), *w))
-                    .collect()
-            })
-            .collect();
-        let refs: Vec<&seal_batch::Seals<'_>> = borrowed.iter().map(Vec::as_slice).collect();
+        let refs: Vec<&seal_batch::Seals<Vec<u8>>> =
+            lists.iter().map(|(_, l)| l.as_slice()).collect();
         let prepared = seal_batch::Prepared::many(&refs);
         for ((k, _), p) in lists.iter().zip(prepared) {
             let (i, rec) = &mut out[*k];

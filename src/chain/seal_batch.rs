@@ -125,25 +125,26 @@ pub struct Prepared {
     w: Scalar,
 }
 
-/// The seals of one block, `(signed hash, signature, weight)`.
-pub type Seals<'a> = [([u8; 32], &'a [u8], u128)];
+/// The seals of one block, `(signed hash, signature, weight)`; the signature borrowed or
+/// owned.
+pub type Seals<S> = [([u8; 32], S, u128)];
 
 impl Prepared {
     /// The seals of one block; `None` when one of them cannot go into a batch (the block's
     /// seals are then to be recovered one by one).
-    pub fn new(seals: &Seals<'_>) -> Option<Prepared> {
+    pub fn new<S: AsRef<[u8]>>(seals: &Seals<S>) -> Option<Prepared> {
         Prepared::many(&[seals]).pop().flatten()
     }
 
     /// The seals of several blocks, each prepared as [`Prepared::new`] does, with one
     /// inversion for all of them.
-    pub fn many(blocks: &[&Seals<'_>]) -> Vec<Option<Prepared>> {
+    pub fn many<S: AsRef<[u8]>>(blocks: &[&Seals<S>]) -> Vec<Option<Prepared>> {
         let terms: Vec<Option<Vec<Term>>> = blocks
             .iter()
             .map(|seals| {
                 seals
                     .iter()
-                    .map(|(hash, sig, weight)| term(hash, sig, *weight))
+                    .map(|(hash, sig, weight)| term(hash, sig.as_ref(), *weight))
                     .collect()
             })
             .collect();
@@ -211,7 +212,7 @@ impl Batch {
 
     /// Prepares and adds the seals of one block; adds nothing and returns false when one of
     /// them cannot go into a batch.
-    pub fn add_block(&mut self, seals: &[([u8; 32], &[u8], u128)]) -> bool {
+    pub fn add_block(&mut self, seals: &Seals<&[u8]>) -> bool {
         match Prepared::new(seals) {
             Some(p) => {
                 self.add(p);
@@ -429,7 +430,7 @@ mod tests {
             .collect();
         let mut short = seals[4];
         short.1 = &short.1[..64];
-        let blocks: Vec<&Seals<'_>> = vec![
+        let blocks: Vec<&Seals<&[u8]>> = vec![
             &seals[0..2],
             &seals[2..3],
             &seals[3..4],
@@ -450,7 +451,7 @@ mod tests {
         z[0] ^= 1;
         let mut changed = seals[5];
         changed.0 = z;
-        let blocks: Vec<&Seals<'_>> = vec![&seals[0..2], std::slice::from_ref(&changed)];
+        let blocks: Vec<&Seals<&[u8]>> = vec![&seals[0..2], std::slice::from_ref(&changed)];
         let mut batch = Batch::new();
         for p in Prepared::many(&blocks).into_iter().flatten() {
             batch.add(p);
