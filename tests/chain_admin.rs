@@ -930,23 +930,50 @@ fn chainctl_admin_in_a_cron_like_script() {
     );
 }
 
+/// A genesis with `validator` and `funded` holding `balance` each, written as
+/// `<dir>/genesis.json` for `chaind init`: the file and the parsed genesis.
+fn validator_genesis(
+    dir: &std::path::Path,
+    validator: &SecretKey,
+    funded: &[&SecretKey],
+    balance: &str,
+) -> (std::path::PathBuf, chain_node::chain::genesis::Genesis) {
+    let alloc: Vec<String> = funded
+        .iter()
+        .map(|k| {
+            format!(
+                r#""0x{}": {{"balance": "{balance}"}}"#,
+                hex::encode(k.address().0)
+            )
+        })
+        .collect();
+    let json = format!(
+        r#"{{"validator": "0x{}", "alloc": {{{}}}}}"#,
+        hex::encode(validator.address().0),
+        alloc.join(", ")
+    );
+    let file = dir.join("genesis.json");
+    std::fs::write(&file, &json).unwrap();
+    (
+        file,
+        chain_node::chain::genesis::Genesis::parse(json.as_bytes()).unwrap(),
+    )
+}
+
 /// The issue's round trip at size: a chain of 1,000 blocks (sealed here, in process, on the
 /// genesis a `chaind init` node runs) goes into node A by import; A exports it; a fresh node
 /// B imports A's file: heads, state roots and receipts are identical.
 #[test]
 fn a_thousand_blocks_round_trip() {
-    use chain_node::chain::genesis::Genesis;
     let dir = tempfile::tempdir().unwrap();
     let validator = SecretKey::from_slice(&[0x41; 32]).unwrap();
     let sender = SecretKey::from_slice(&[0x42; 32]).unwrap();
-    let genesis_json = format!(
-        r#"{{"validator": "0x{}", "alloc": {{"0x{}": {{"balance": "1000000000000000000000000"}}}}}}"#,
-        hex::encode(validator.address().0),
-        hex::encode(sender.address().0)
+    let (genesis_file, genesis) = validator_genesis(
+        dir.path(),
+        &validator,
+        &[&sender],
+        "1000000000000000000000000",
     );
-    let genesis_file = dir.path().join("genesis.json");
-    std::fs::write(&genesis_file, &genesis_json).unwrap();
-    let genesis = Genesis::parse(genesis_json.as_bytes()).unwrap();
     // The blocks, sealed in process: one or two transfers each.
     let built = chain_node::chain::Chain::open(&dir.path().join("built"), &genesis).unwrap();
     let mut nonce = 0;
@@ -1047,18 +1074,11 @@ fn a_thousand_blocks_round_trip() {
 /// adds the rest.
 #[test]
 fn chaind_import_refuses_a_forged_seal_and_keeps_the_blocks_before_it() {
-    use chain_node::chain::genesis::Genesis;
     use chain_node::types::block::{BftExtra, Block};
     let dir = tempfile::tempdir().unwrap();
     let validator = SecretKey::from_slice(&[0x41; 32]).unwrap();
     let forger = SecretKey::from_slice(&[0x43; 32]).unwrap();
-    let genesis_json = format!(
-        r#"{{"validator": "0x{0}", "alloc": {{"0x{0}": {{"balance": "1"}}}}}}"#,
-        hex::encode(validator.address().0)
-    );
-    let genesis_file = dir.path().join("genesis.json");
-    std::fs::write(&genesis_file, &genesis_json).unwrap();
-    let genesis = Genesis::parse(genesis_json.as_bytes()).unwrap();
+    let (genesis_file, genesis) = validator_genesis(dir.path(), &validator, &[&validator], "1");
     let (mut parent, _) = chain_node::chain::genesis_block(&genesis).unwrap();
     let (mut good, mut forged) = (Vec::new(), Vec::new());
     for number in 1..=600u64 {
@@ -1111,18 +1131,11 @@ fn chaind_import_refuses_a_forged_seal_and_keeps_the_blocks_before_it() {
 /// upgraded when `chaind` opens it: the log says so, and the node serves the same blocks.
 #[test]
 fn a_schema_3_database_is_upgraded_when_the_node_starts() {
-    use chain_node::chain::genesis::Genesis;
     use redb::{ReadableTable, TableDefinition};
     type ByBlock = TableDefinition<'static, (u64, &'static [u8; 32]), &'static [u8]>;
     let dir = tempfile::tempdir().unwrap();
     let validator = SecretKey::from_slice(&[0x41; 32]).unwrap();
-    let genesis_json = format!(
-        r#"{{"validator": "0x{0}", "alloc": {{"0x{0}": {{"balance": "1"}}}}}}"#,
-        hex::encode(validator.address().0)
-    );
-    let genesis_file = dir.path().join("genesis.json");
-    std::fs::write(&genesis_file, &genesis_json).unwrap();
-    let genesis = Genesis::parse(genesis_json.as_bytes()).unwrap();
+    let (genesis_file, genesis) = validator_genesis(dir.path(), &validator, &[&validator], "1");
     let blocks_file = dir.path().join("blocks.rlp");
     common::write_empty_blocks(&blocks_file, &genesis, &validator, 20);
     let dd = tempfile::TempDir::new_in(dir.path()).unwrap();
