@@ -538,6 +538,51 @@ pub fn reachable(
     Ok(())
 }
 
+/// What [`reachable_with_leaves`] calls: a node's hash, its bytes and its leaves' values.
+pub type LeafVisitor<'a> = dyn FnMut(&Hash, &[u8], &[&[u8]]) + 'a;
+
+/// [`reachable`], also giving `visit` the values of the leaves each stored node holds
+/// (embedded children's included): how the state finds the storage tries and code its
+/// accounts point to.
+pub fn reachable_with_leaves(
+    store: &dyn NodeStore,
+    root: Hash,
+    visit: &mut LeafVisitor<'_>,
+) -> Result<()> {
+    if root == EMPTY_ROOT {
+        return Ok(());
+    }
+    let mut stack = vec![root];
+    while let Some(h) = stack.pop() {
+        let bytes = store.node(&h).ok_or(Error::MissingNode(h))?;
+        let node = decode(&bytes).map_err(|e| Error::BadNode(h, e))?;
+        let mut values: Vec<&[u8]> = Vec::new();
+        leaf_values(&node, &mut values);
+        visit(&h, &bytes, &values);
+        push_children(&node, &mut stack);
+    }
+    Ok(())
+}
+
+/// The values of the leaves `node` holds itself or in embedded children.
+fn leaf_values<'n>(node: &'n Node, out: &mut Vec<&'n [u8]>) {
+    let child = |c: &'n Child, out: &mut Vec<&'n [u8]>| {
+        if let Child::Node(n) = c {
+            leaf_values(n, out)
+        }
+    };
+    match node {
+        Node::Leaf { value, .. } => out.push(value),
+        Node::Extension { child: c, .. } => child(c, out),
+        Node::Branch { children, value } => {
+            out.extend(value.as_deref());
+            for c in children.iter() {
+                child(c, out);
+            }
+        }
+    }
+}
+
 /// One stored node as [`walk`] meets it.
 pub struct Visit<'a> {
     pub hash: &'a Hash,
