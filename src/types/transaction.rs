@@ -159,6 +159,73 @@ impl Transaction {
         }
     }
 
+    /// The sender's nonce the transaction carries.
+    pub fn nonce(&self) -> u64 {
+        match self {
+            Transaction::Legacy(t) => t.nonce,
+            Transaction::ValueTransfer(t) => t.nonce,
+            Transaction::AccountUpdate(t) => t.nonce,
+        }
+    }
+
+    /// The gas limit.
+    pub fn gas(&self) -> u64 {
+        match self {
+            Transaction::Legacy(t) => t.gas,
+            Transaction::ValueTransfer(t) => t.gas,
+            Transaction::AccountUpdate(t) => t.gas,
+        }
+    }
+
+    /// The gas price.
+    pub fn gas_price(&self) -> U256 {
+        match self {
+            Transaction::Legacy(t) => t.gas_price,
+            Transaction::ValueTransfer(t) => t.gas_price,
+            Transaction::AccountUpdate(t) => t.gas_price,
+        }
+    }
+
+    /// The recipient: `None` for a contract creation and for an account update.
+    pub fn to(&self) -> Option<Address> {
+        match self {
+            Transaction::Legacy(t) => t.to,
+            Transaction::ValueTransfer(t) => Some(t.to),
+            Transaction::AccountUpdate(_) => None,
+        }
+    }
+
+    /// The value sent (zero for an account update).
+    pub fn value(&self) -> U256 {
+        match self {
+            Transaction::Legacy(t) => t.value,
+            Transaction::ValueTransfer(t) => t.value,
+            Transaction::AccountUpdate(_) => [0; 32],
+        }
+    }
+
+    /// The input: call data, or a contract's creation code (empty for the types without).
+    pub fn input(&self) -> &[u8] {
+        match self {
+            Transaction::Legacy(t) => &t.input,
+            Transaction::ValueTransfer(_) | Transaction::AccountUpdate(_) => &[],
+        }
+    }
+
+    /// The `from` field of a typed transaction; `None` for legacy (its sender is recovered).
+    pub fn from(&self) -> Option<Address> {
+        match self {
+            Transaction::Legacy(_) => None,
+            Transaction::ValueTransfer(t) => Some(t.from),
+            Transaction::AccountUpdate(t) => Some(t.from),
+        }
+    }
+
+    /// Whether this transaction creates a contract.
+    pub fn is_create(&self) -> bool {
+        matches!(self, Transaction::Legacy(t) if t.to.is_none())
+    }
+
     /// The hash a signer signs for `chain_id` (EIP-155 form for legacy).
     pub fn sig_hash(&self, chain_id: u64) -> [u8; 32] {
         match self {

@@ -1,0 +1,271 @@
+//! The state as the EVM sees it: a [`Source`] (the state before the block) under an
+//! [`Overlay`] of what the block has changed so far, behind revm's `Database` trait; and the
+//! folding of what each transaction changed back into the overlay.
+
+use std::collections::HashMap;
+
+use revm::bytecode::Bytecode;
+use revm::primitives::{StorageKey, StorageValue, B256, KECCAK_EMPTY};
+use revm::state::{AccountInfo, EvmState};
+
+use super::ExecError;
+use crate::crypto::Address;
+use crate::state::{self, Account, Changes, Contract, Slots, State, StateError, EMPTY_CODE_HASH};
+use crate::trie::{NodeStore, EMPTY_ROOT};
+use crate::types::account_key::AccountKey;
+use crate::types::transaction::U256;
+
+type Hash = [u8; 32];
+
+/// What execution reads: the state before the block (or the call).
+pub trait Source {
+    /// The account at `address`; `None` when the state has no entry for it.
+    fn account(&mut self, address: &Address) -> Result<Option<Account>, StateError>;
+    /// The value of `slot` in the storage trie whose root is `root`.
+    fn storage(&mut self, root: &Hash, slot: &U256) -> Result<U256, StateError>;
+    /// The code with this hash.
+    fn code(&mut self, hash: &Hash) -> Result<Vec<u8>, StateError>;
+    /// The hash of the canonical block `number` (BLOCKHASH), if there is one.
+    fn block_hash(&mut self, number: u64) -> Option<Hash>;
+}
+
+/// A [`Source`] over the state at a root in a node store, with block hashes from `hashes`.
+pub struct StateSource<'s, F: FnMut(u64) -> Option<Hash>> {
+    store: &'s dyn NodeStore,
+    state: State<'s>,
+    hashes: F,
+}
+
+impl<'s, F: FnMut(u64) -> Option<Hash>> StateSource<'s, F> {
+    pub fn new(store: &'s dyn NodeStore, root: Hash, hashes: F) -> Self {
+        StateSource {
+            store,
+            state: State::at(store, root),
+            hashes,
+        }
+    }
+}
+
+impl<F: FnMut(u64) -> Option<Hash>> Source for StateSource<'_, F> {
+    fn account(&mut self, address: &Address) -> Result<Option<Account>, StateError> {
+        if self.state.exists(address)? {
+            Ok(Some(self.state.account(address)?))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn storage(&mut self, root: &Hash, slot: &U256) -> Result<U256, StateError> {
+        state::storage_at(self.store, root, slot)
+    }
+
+    fn code(&mut self, hash: &Hash) -> Result<Vec<u8>, StateError> {
+        state::code(self.store, hash)
+    }
+
+    fn block_hash(&mut self, number: u64) -> Option<Hash> {
+        (self.hashes)(number)
+    }
+}
+
+/// The block's changes so far over the state before it.
+pub struct Overlay<S: Source> {
+    source: S,
+    changes: Changes,
+    /// Code read or deployed, analysed once (jump destinations) for the whole block.
+    bytecode: HashMap<Hash, Bytecode>,
+}
+
+impl<S: Source> Overlay<S> {
+    pub fn new(source: S) -> Overlay<S> {
+        Overlay {
+            source,
+            changes: Changes::default(),
+            bytecode: HashMap::new(),
+        }
+    }
+
+    /// The account as the block has left it; `None` when it does not exist.
+    pub fn account(&mut self, address: &Address) -> Result<Option<Account>, StateError> {
+        if let Some(a) = self.changes.accounts.get(address) {
+            return Ok(Some(a.clone()));
+        }
+        if self.changes.removed.contains(address) {
+            return Ok(None);
+        }
+        self.source.account(address)
+    }
+
+    /// Whether the account at `address` has code.
+    pub fn has_code(&mut self, address: &Address) -> Result<bool, StateError> {
+        Ok(self
+            .account(address)?
+            .is_some_and(|a| a.code_hash() != EMPTY_CODE_HASH))
+    }
+
+    /// Sets the account at `address` (a transaction that ran no code).
+    pub fn put(&mut self, address: Address, account: Account) {
+        self.changes.removed.remove(&address);
+        self.changes.accounts.insert(address, account);
+    }
+
+    /// The changes, leaving none.
+    pub fn take_changes(&mut self) -> Changes {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// Folds what one EVM transaction changed into the block's changes.
+    pub fn commit_evm(&mut self, evm_state: EvmState) -> Result<(), StateError> {
+        for (raddress, acc) in evm_state {
+            if !acc.is_touched() {
+                continue;
+            }
+            let address = Address(raddress.0 .0);
+            if acc.is_selfdestructed() {
+                self.changes.accounts.remove(&address);
+                self.changes.storage.remove(&address);
+                self.changes.removed.insert(address);
+                continue;
+            }
+            let before = self.account(&address)?;
+            let mut ours = before.clone().unwrap_or_default();
+            ours.nonce = acc.info.nonce;
+            ours.balance = acc.info.balance.to_be_bytes();
+            if acc.is_created() {
+                // A new contract account (the reference makes one at CREATE, whatever code
+                // its constructor leaves): no key can sign for it, and its storage starts
+                // empty.
+                let code_hash = acc.info.code_hash.0;
+                ours.key = AccountKey::Fail;
+                ours.contract = Some(Contract {
+                    storage_root: EMPTY_ROOT,
+                    code_hash,
+                    code_format: 0,
+                    vm_version: 0,
+                });
+                if code_hash != EMPTY_CODE_HASH {
+                    if let Some(code) = &acc.info.code {
+                        self.changes
+                            .code
+                            .insert(code_hash, code.original_byte_slice().to_vec());
+                        self.bytecode.insert(code_hash, code.clone());
+                    }
+                }
+                self.changes.storage.insert(
+                    address,
+                    Slots {
+                        cleared: true,
+                        written: HashMap::new(),
+                    },
+                );
+            }
+            let mut written = acc
+                .storage
+                .iter()
+                .filter(|(_, s)| s.is_changed())
+                .map(|(k, s)| (k.to_be_bytes::<32>(), s.present_value.to_be_bytes::<32>()))
+                .peekable();
+            if written.peek().is_some() {
+                self.changes
+                    .storage
+                    .entry(address)
+                    .or_default()
+                    .written
+                    .extend(written);
+            }
+            // An empty account the EVM touched is not kept (EIP-161), nor created.
+            if ours.is_empty() {
+                self.changes.accounts.remove(&address);
+                self.changes.storage.remove(&address);
+                if before.is_some() {
+                    self.changes.removed.insert(address);
+                }
+                continue;
+            }
+            self.put(address, ours);
+        }
+        Ok(())
+    }
+
+    fn bytecode_of(&mut self, hash: &Hash) -> Result<Bytecode, StateError> {
+        if let Some(b) = self.bytecode.get(hash) {
+            return Ok(b.clone());
+        }
+        let raw = match self.changes.code.get(hash) {
+            Some(c) => c.clone(),
+            None => self.source.code(hash)?,
+        };
+        let b = Bytecode::new_raw(raw.into());
+        self.bytecode.insert(*hash, b.clone());
+        Ok(b)
+    }
+}
+
+impl<S: Source> revm::Database for Overlay<S> {
+    type Error = ExecError;
+
+    fn basic(
+        &mut self,
+        address: revm::primitives::Address,
+    ) -> Result<Option<AccountInfo>, ExecError> {
+        let Some(a) = self.account(&Address(address.0 .0))? else {
+            return Ok(None);
+        };
+        let code_hash = a.code_hash();
+        let balance = revm::primitives::U256::from_be_bytes(a.balance);
+        let info = if code_hash == EMPTY_CODE_HASH {
+            AccountInfo::default().with_code_hash(KECCAK_EMPTY)
+        } else {
+            let code = self.bytecode_of(&code_hash)?;
+            AccountInfo::default().with_code_and_hash(code, B256::from(code_hash))
+        };
+        let info = AccountInfo {
+            balance,
+            nonce: a.nonce,
+            ..info
+        };
+        Ok(Some(info))
+    }
+
+    fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, ExecError> {
+        if code_hash == KECCAK_EMPTY {
+            return Ok(Bytecode::default());
+        }
+        Ok(self.bytecode_of(&code_hash.0)?)
+    }
+
+    fn storage(
+        &mut self,
+        address: revm::primitives::Address,
+        index: StorageKey,
+    ) -> Result<StorageValue, ExecError> {
+        let address = Address(address.0 .0);
+        let slot = index.to_be_bytes::<32>();
+        if let Some(s) = self.changes.storage.get(&address) {
+            if let Some(v) = s.written.get(&slot) {
+                return Ok(StorageValue::from_be_bytes(*v));
+            }
+            if s.cleared {
+                return Ok(StorageValue::ZERO);
+            }
+        }
+        let Some(a) = self.account(&address)? else {
+            return Ok(StorageValue::ZERO);
+        };
+        let root = a.storage_root();
+        if root == EMPTY_ROOT {
+            return Ok(StorageValue::ZERO);
+        }
+        Ok(StorageValue::from_be_bytes(
+            self.source.storage(&root, &slot)?,
+        ))
+    }
+
+    fn block_hash(&mut self, number: u64) -> Result<B256, ExecError> {
+        Ok(self
+            .source
+            .block_hash(number)
+            .map(B256::from)
+            .unwrap_or_default())
+    }
+}

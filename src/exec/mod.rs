@@ -1,0 +1,586 @@
+//! Execution: a block's transactions, or one call, run on the EVM (`revm`, the EVM of reth
+//! and foundry) over the state, with the reference's rules where they differ from
+//! Ethereum's (gas for call data and contract creation, no base fee, its receipt status
+//! codes).
+//!
+//! Execution reads the state only through a [`Source`] (an account, a storage slot by
+//! the storage root it belongs to, code by hash, a block hash) and hands back what it
+//! changed as a [`state::Changes`], with a receipt per transaction; `chain` checks the
+//! transactions before (nonce, signature, key, funds: `chain::validate`) and commits the
+//! changes after. Neither sealing nor the pool knows an opcode; this module knows no pool,
+//! no database and no block.
+//!
+//! Transactions that run no code (a transfer to an account without code, an account update)
+//! take a short path that does the arithmetic itself; everything else goes through the EVM.
+//! Both leave the same kind of changes, and sealing and import run the same code, so a
+//! block's state root is the same wherever it is run.
+
+pub mod db;
+pub mod gas;
+
+use revm::context::result::{ExecutionResult, HaltReason, OutOfGasError, Output};
+use revm::context::{BlockEnv, CfgEnv, Context, TxEnv};
+use revm::context_interface::block::BlobExcessGasAndPrice;
+use revm::handler::{ExecuteEvm, MainBuilder, MainnetEvm};
+use revm::primitives::hardfork::SpecId;
+use revm::primitives::{Bytes, TxKind, B256, U256 as RU256};
+
+use crate::crypto::{keccak256, Address};
+use crate::state::{self, Account, Changes, StateError};
+use crate::types::receipt::{Log, Receipt, STATUS_SUCCESS};
+use crate::types::rlp::{list, put_bytes, put_u64};
+use crate::types::transaction::{Transaction, U256};
+pub use db::{Overlay, Source, StateSource};
+
+/// The hard fork whose EVM runs here: the reference's latest, Cancun-compatible.
+pub const SPEC: SpecId = SpecId::CANCUN;
+
+/// The value of the GASLIMIT opcode: the reference's blocks have no gas limit; its EVM
+/// answers this constant.
+pub const BLOCK_GAS_LIMIT: u64 = 999_999_999_999;
+
+/// The reference's receipt status codes for failed transactions (`txError`).
+pub mod status {
+    pub const ERR_DEFAULT: u64 = 0x02;
+    pub const ERR_DEPTH: u64 = 0x03;
+    pub const ERR_CONTRACT_ADDRESS_COLLISION: u64 = 0x04;
+    pub const ERR_CODE_STORE_OUT_OF_GAS: u64 = 0x05;
+    pub const ERR_MAX_CODE_SIZE_EXCEED: u64 = 0x06;
+    pub const ERR_OUT_OF_GAS: u64 = 0x07;
+    pub const ERR_WRITE_PROTECTION: u64 = 0x08;
+    pub const ERR_EXECUTION_REVERTED: u64 = 0x09;
+    pub const ERR_ADDRESS_ALREADY_EXISTS: u64 = 0x0b;
+    pub const ERR_NOT_A_PROGRAM_ACCOUNT: u64 = 0x0c;
+}
+
+/// The block a transaction runs in.
+#[derive(Debug, Clone, Copy)]
+pub struct Env {
+    pub number: u64,
+    pub timestamp: u64,
+    /// Receives the fees (COINBASE).
+    pub rewardbase: Address,
+    pub chain_id: u64,
+}
+
+/// Why execution could not go on: the state could not be read (a missing node, a corrupt
+/// record), or the EVM refused a transaction that the checks before had passed (a bug, or
+/// a block that lies).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("the EVM refused the transaction: {0}")]
+    Refused(String),
+}
+
+impl revm::database_interface::DBErrorMarker for ExecError {}
+
+/// What one transaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Its receipt (status 1, or the reference's error code).
+    pub receipt: Receipt,
+    /// What the EVM returned (the revert data when reverted).
+    pub output: Vec<u8>,
+    /// The contract it created, when it created one.
+    pub contract: Option<Address>,
+}
+
+impl Outcome {
+    pub fn succeeded(&self) -> bool {
+        self.receipt.status == STATUS_SUCCESS
+    }
+}
+
+/// The address a contract created by `sender` with `nonce` gets (CREATE).
+pub fn create_address(sender: &Address, nonce: u64) -> Address {
+    let mut p = Vec::with_capacity(32);
+    put_bytes(&mut p, &sender.0);
+    put_u64(&mut p, nonce);
+    let h = keccak256(&list(&p));
+    Address(h[12..].try_into().expect("20 bytes"))
+}
+
+fn raddr(a: &Address) -> revm::primitives::Address {
+    revm::primitives::Address::from(a.0)
+}
+
+fn from_raddr(a: &revm::primitives::Address) -> Address {
+    Address(a.0 .0)
+}
+
+fn ru256(v: &U256) -> RU256 {
+    RU256::from_be_bytes(*v)
+}
+
+/// The reference's receipt status for an EVM halt.
+fn halt_status(reason: &HaltReason) -> u64 {
+    match reason {
+        HaltReason::OutOfGas(OutOfGasError::InvalidOperand) => status::ERR_DEFAULT,
+        HaltReason::OutOfGas(_) => status::ERR_OUT_OF_GAS,
+        HaltReason::CallTooDeep => status::ERR_DEPTH,
+        HaltReason::CreateCollision => status::ERR_CONTRACT_ADDRESS_COLLISION,
+        HaltReason::CreateContractSizeLimit => status::ERR_MAX_CODE_SIZE_EXCEED,
+        HaltReason::StateChangeDuringStaticCall | HaltReason::CallNotAllowedInsideStatic => {
+            status::ERR_WRITE_PROTECTION
+        }
+        _ => status::ERR_DEFAULT,
+    }
+}
+
+/// The configuration every EVM here runs with.
+fn cfg(chain_id: u64) -> CfgEnv {
+    let mut cfg = CfgEnv::new_with_spec(SPEC);
+    cfg.set_gas_params(gas::params());
+    cfg.chain_id = chain_id;
+    // Transactions here carry the chain id in V only; the pool has checked it.
+    cfg.tx_chain_id_check = false;
+    cfg
+}
+
+fn block_env(env: &Env) -> BlockEnv {
+    BlockEnv {
+        number: RU256::from(env.number),
+        beneficiary: raddr(&env.rewardbase),
+        timestamp: RU256::from(env.timestamp),
+        gas_limit: BLOCK_GAS_LIMIT,
+        basefee: 0,
+        difficulty: RU256::from(1),
+        // The reference's DIFFICULTY/PREVRANDAO answers the block score, always 1.
+        prevrandao: Some(B256::from(RU256::from(1).to_be_bytes::<32>())),
+        blob_excess_gas_and_price: Some(BlobExcessGasAndPrice::new(0, 1)),
+        ..BlockEnv::default()
+    }
+}
+
+type Evm<S> = MainnetEvm<Context<BlockEnv, TxEnv, CfgEnv, Overlay<S>>>;
+
+/// Runs the transactions of one block, in order, over `S`.
+pub struct BlockExec<S: Source> {
+    env: Env,
+    evm: Evm<S>,
+    receipts: Vec<Receipt>,
+    gas: u64,
+}
+
+/// How a transaction is run.
+enum Path {
+    /// No code runs: the value moves, the fee is paid, the nonce moves on (and, for an
+    /// account update, the key changes).
+    Plain,
+    /// The EVM runs it.
+    Evm,
+}
+
+impl<S: Source> BlockExec<S> {
+    /// A block `env` over the state `source` reads.
+    pub fn new(env: Env, source: S) -> BlockExec<S> {
+        let ctx = Context::<BlockEnv, TxEnv, CfgEnv, Overlay<S>>::new(Overlay::new(source), SPEC)
+            .with_cfg(cfg(env.chain_id))
+            .with_block(block_env(&env));
+        BlockExec {
+            env,
+            evm: ctx.build_mainnet(),
+            receipts: Vec::new(),
+            gas: 0,
+        }
+    }
+
+    fn overlay(&mut self) -> &mut Overlay<S> {
+        &mut self.evm.ctx.journaled_state.database
+    }
+
+    /// `address`'s account as the block has left it so far.
+    pub fn account(&mut self, address: &Address) -> Result<Account, ExecError> {
+        Ok(self.overlay().account(address)?.unwrap_or_default())
+    }
+
+    /// The gas the block's transactions used so far.
+    pub fn gas_used(&self) -> u64 {
+        self.gas
+    }
+
+    /// Runs a checked transaction of `sender`: its nonce is the account's and its funds
+    /// cover gas limit x price + value (`chain::validate` made sure). `validation_gas` is
+    /// what checking its signatures against the sender's key cost (charged on top of what
+    /// running it costs); `plain_gas` what it uses when no code runs (intrinsic plus
+    /// validation gas). Returns its outcome; the receipt is kept for [`BlockExec::finish`].
+    pub fn run(
+        &mut self,
+        tx: &Transaction,
+        sender: Address,
+        plain_gas: u64,
+        validation_gas: u64,
+    ) -> Result<Outcome, ExecError> {
+        let path = match tx {
+            Transaction::AccountUpdate(_) => Path::Plain,
+            _ => match tx.to() {
+                Some(to) if tx.input().is_empty() && !self.overlay().has_code(&to)? => Path::Plain,
+                _ => Path::Evm,
+            },
+        };
+        let outcome = match path {
+            Path::Plain => self.run_plain(tx, sender, plain_gas)?,
+            Path::Evm => self.run_evm(tx, sender, validation_gas)?,
+        };
+        self.gas += outcome.receipt.gas_used;
+        self.receipts.push(outcome.receipt.clone());
+        Ok(outcome)
+    }
+
+    fn run_plain(
+        &mut self,
+        tx: &Transaction,
+        sender: Address,
+        gas_used: u64,
+    ) -> Result<Outcome, ExecError> {
+        let corrupt = |what: &str| ExecError::Refused(what.to_string());
+        let price = tx.gas_price();
+        let value = tx.value();
+        let fee = state::mul_u64(&price, gas_used).ok_or_else(|| corrupt("fee overflow"))?;
+        let cost = state::add(&fee, &value).ok_or_else(|| corrupt("cost overflow"))?;
+        let overlay = self.overlay();
+        let mut from = overlay.account(&sender)?.unwrap_or_default();
+        from.balance = state::sub(&from.balance, &cost)
+            .ok_or_else(|| corrupt("a checked transaction overdraws"))?;
+        from.nonce += 1;
+        if let Transaction::AccountUpdate(t) = tx {
+            from.key = from.key.replaced_by(&t.key).unwrap_or(from.key.clone());
+        }
+        overlay.put(sender, from);
+        if let Some(to) = tx.to() {
+            let mut r = overlay.account(&to)?.unwrap_or_default();
+            r.balance =
+                state::add(&r.balance, &value).ok_or_else(|| corrupt("balance overflow"))?;
+            overlay.put(to, r);
+        }
+        let rewardbase = self.env.rewardbase;
+        let overlay = self.overlay();
+        let mut reward = overlay.account(&rewardbase)?.unwrap_or_default();
+        reward.balance = state::add(&reward.balance, &fee).unwrap_or(reward.balance);
+        overlay.put(rewardbase, reward);
+        Ok(Outcome {
+            receipt: Receipt {
+                status: STATUS_SUCCESS,
+                gas_used,
+                logs: Vec::new(),
+            },
+            output: Vec::new(),
+            contract: None,
+        })
+    }
+
+    fn run_evm(
+        &mut self,
+        tx: &Transaction,
+        sender: Address,
+        validation_gas: u64,
+    ) -> Result<Outcome, ExecError> {
+        let price = tx.gas_price();
+        let gas_price = u128::from_be_bytes(price[16..].try_into().expect("16 bytes"));
+        // The key-validation gas is charged apart: the EVM gets the rest of the limit.
+        if validation_gas > 0 {
+            let fee = state::mul_u64(&price, validation_gas)
+                .ok_or_else(|| ExecError::Refused("fee overflow".into()))?;
+            let rewardbase = self.env.rewardbase;
+            let overlay = self.overlay();
+            let mut from = overlay.account(&sender)?.unwrap_or_default();
+            from.balance = state::sub(&from.balance, &fee)
+                .ok_or_else(|| ExecError::Refused("a checked transaction overdraws".into()))?;
+            overlay.put(sender, from);
+            let mut reward = overlay.account(&rewardbase)?.unwrap_or_default();
+            reward.balance = state::add(&reward.balance, &fee).unwrap_or(reward.balance);
+            overlay.put(rewardbase, reward);
+        }
+        let created = tx.is_create().then(|| create_address(&sender, tx.nonce()));
+        let txenv = TxEnv {
+            tx_type: 0,
+            caller: raddr(&sender),
+            gas_limit: tx.gas() - validation_gas,
+            gas_price,
+            kind: match tx.to() {
+                Some(to) => TxKind::Call(raddr(&to)),
+                None => TxKind::Create,
+            },
+            value: ru256(&tx.value()),
+            data: Bytes::copy_from_slice(tx.input()),
+            nonce: tx.nonce(),
+            chain_id: None,
+            ..TxEnv::default()
+        };
+        let done = self
+            .evm
+            .transact(txenv)
+            .map_err(|e| ExecError::Refused(format!("{e:?}")))?;
+        let result = done.result;
+        self.overlay().commit_evm(done.state)?;
+        let gas_used = result.tx_gas_used() + validation_gas;
+        let (status, output, logs) = match result {
+            ExecutionResult::Success { logs, output, .. } => {
+                let out = match output {
+                    Output::Call(b) => b.to_vec(),
+                    Output::Create(b, _) => b.to_vec(),
+                };
+                (STATUS_SUCCESS, out, logs)
+            }
+            ExecutionResult::Revert { output, .. } => {
+                (status::ERR_EXECUTION_REVERTED, output.to_vec(), Vec::new())
+            }
+            ExecutionResult::Halt { reason, .. } => (halt_status(&reason), Vec::new(), Vec::new()),
+        };
+        let logs = logs
+            .into_iter()
+            .map(|l| Log {
+                address: from_raddr(&l.address),
+                topics: l.data.topics().iter().map(|t| t.0).collect(),
+                data: l.data.data.to_vec(),
+            })
+            .collect();
+        Ok(Outcome {
+            receipt: Receipt {
+                status,
+                gas_used,
+                logs,
+            },
+            output,
+            contract: created.filter(|_| status == STATUS_SUCCESS),
+        })
+    }
+
+    /// The block's changes, its receipts and the gas it used.
+    pub fn finish(mut self) -> (Changes, Vec<Receipt>, u64) {
+        let changes = self.overlay().take_changes();
+        (changes, self.receipts, self.gas)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::SecretKey;
+    use crate::state::State;
+    use crate::trie::{MemoryStore, EMPTY_ROOT};
+    use crate::types::account_key::AccountKey;
+    use crate::types::transaction::Legacy;
+
+    fn creation_code(name: &str) -> Vec<u8> {
+        let path = format!(
+            "{}/tests/contracts/out/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        hex::decode(v["bytecode"].as_str().unwrap().trim_start_matches("0x")).unwrap()
+    }
+
+    const PRICE: u64 = 25_000_000_000;
+
+    fn legacy(
+        key: &SecretKey,
+        nonce: u64,
+        to: Option<Address>,
+        input: Vec<u8>,
+        gas: u64,
+    ) -> Transaction {
+        let mut tx = Transaction::Legacy(Legacy {
+            nonce,
+            gas_price: state::from_u64(PRICE),
+            gas,
+            to,
+            value: [0; 32],
+            input,
+            signature: None,
+        });
+        tx.sign(key, 1000);
+        tx
+    }
+
+    struct World {
+        store: MemoryStore,
+        root: [u8; 32],
+        number: u64,
+    }
+
+    impl World {
+        /// One funded account.
+        fn new(rich: Address) -> World {
+            let mut store = MemoryStore::default();
+            let mut s = State::at(&store, EMPTY_ROOT);
+            let mut balance = [0u8; 32];
+            balance[20] = 1;
+            s.set(
+                &rich,
+                &Account {
+                    balance,
+                    ..Account::default()
+                },
+            )
+            .unwrap();
+            let (root, nodes) = s.commit();
+            drop(s);
+            store.apply(nodes);
+            World {
+                store,
+                root,
+                number: 0,
+            }
+        }
+
+        /// Runs `txs` as the next block and stores its state.
+        fn block(&mut self, txs: &[(Transaction, Address)]) -> Vec<Outcome> {
+            self.number += 1;
+            let env = Env {
+                number: self.number,
+                timestamp: 1_700_000_000 + self.number,
+                rewardbase: Address([0xee; 20]),
+                chain_id: 1000,
+            };
+            let source = StateSource::new(&self.store, self.root, |_| None);
+            let mut exec = BlockExec::new(env, source);
+            let mut out = Vec::new();
+            for (tx, sender) in txs {
+                out.push(exec.run(tx, *sender, tx.intrinsic_gas(), 0).unwrap());
+            }
+            let (changes, receipts, gas) = exec.finish();
+            assert_eq!(receipts.len(), txs.len());
+            assert_eq!(gas, out.iter().map(|o| o.receipt.gas_used).sum::<u64>());
+            let mut s = State::at(&self.store, self.root);
+            let mut nodes = s.apply(&changes).unwrap();
+            let (root, n) = s.commit();
+            nodes.extend(n);
+            drop(s);
+            self.store.apply(nodes);
+            self.root = root;
+            out
+        }
+
+        fn state(&self) -> State<'_> {
+            State::at(&self.store, self.root)
+        }
+    }
+
+    fn word(n: u64) -> U256 {
+        state::from_u64(n)
+    }
+
+    /// A contract deployed by a legacy creation runs when called: its storage, its event,
+    /// the gas (100 per byte of input), the fees to the rewardbase, all in the state.
+    #[test]
+    fn a_contract_is_deployed_called_and_its_state_kept() {
+        let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let me = key.address();
+        let mut w = World::new(me);
+        let code = creation_code("Counter");
+        let deploy = legacy(&key, 0, None, code.clone(), 500_000);
+        let out = w.block(&[(deploy, me)]);
+        let counter = create_address(&me, 0);
+        assert!(out[0].succeeded(), "{:?}", out[0]);
+        assert_eq!(out[0].contract, Some(counter));
+        let stored = w.state().account(&counter).unwrap();
+        assert_eq!(stored.key, AccountKey::Fail);
+        assert_eq!(stored.nonce, 1, "a new contract's nonce is 1 (EIP-161)");
+        let runtime = w.state().code(&counter).unwrap();
+        assert!(!runtime.is_empty() && runtime.len() < code.len());
+        assert!(out[0].receipt.gas_used > 53_000 + 100 * code.len() as u64);
+
+        let increment = hex::decode("d09de08a").unwrap();
+        let call = legacy(&key, 1, Some(counter), increment.clone(), 100_000);
+        let call2 = legacy(&key, 2, Some(counter), increment, 100_000);
+        let out = w.block(&[(call, me), (call2, me)]);
+        assert!(out[0].succeeded() && out[1].succeeded());
+        assert_eq!(
+            out[1].output,
+            word(2).to_vec(),
+            "increment() returns the new count"
+        );
+        assert_eq!(w.state().storage(&counter, &word(0)).unwrap(), word(2));
+        let log = &out[1].receipt.logs[0];
+        assert_eq!(log.address, counter);
+        assert_eq!(log.topics, vec![keccak256(b"Incremented(uint256,address)")]);
+        let mut data = word(2).to_vec();
+        data.extend([0u8; 12]);
+        data.extend(me.0);
+        assert_eq!(log.data, data);
+        // Fees: every unit of gas used, at the unit price, to the rewardbase.
+        let all_gas: u64 = out.iter().map(|o| o.receipt.gas_used).sum();
+        let reward = w.state().account(&Address([0xee; 20])).unwrap().balance;
+        assert!(
+            reward > state::mul_u64(&word(PRICE), all_gas).unwrap(),
+            "two blocks of fees"
+        );
+        assert_eq!(w.state().account(&me).unwrap().nonce, 3);
+    }
+
+    /// A revert keeps its reason and charges the gas used; running out of gas charges the
+    /// whole limit; both are the reference's status codes, the nonce moves on, and storage
+    /// is untouched.
+    #[test]
+    fn failures_get_the_reference_status_and_pay_their_gas() {
+        let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let me = key.address();
+        let mut w = World::new(me);
+        let reverter = create_address(&me, 0);
+        let out = w.block(&[(
+            legacy(&key, 0, None, creation_code("Reverter"), 1_000_000),
+            me,
+        )]);
+        assert!(out[0].succeeded());
+        let sel = |s: &str| hex::decode(s).unwrap();
+        let mut store7 = sel("6057361d");
+        store7.extend(word(7));
+        let out = w.block(&[
+            (legacy(&key, 1, Some(reverter), store7, 100_000), me),
+            (
+                legacy(&key, 2, Some(reverter), sel("5b2dd100"), 100_000),
+                me,
+            ),
+            (legacy(&key, 3, Some(reverter), sel("b9554c59"), 60_000), me),
+            (
+                legacy(&key, 4, Some(reverter), sel("09ccaefb"), 100_000),
+                me,
+            ),
+        ]);
+        assert!(out[0].succeeded());
+        let reverted = &out[1];
+        assert_eq!(reverted.receipt.status, status::ERR_EXECUTION_REVERTED);
+        assert!(reverted.receipt.gas_used < 100_000);
+        // Error(string) "nope: reverted on purpose"
+        assert_eq!(&reverted.output[..4], &sel("08c379a0")[..]);
+        assert!(String::from_utf8_lossy(&reverted.output).contains("nope: reverted on purpose"));
+        assert_eq!(out[2].receipt.status, status::ERR_OUT_OF_GAS);
+        assert_eq!(
+            out[2].receipt.gas_used, 60_000,
+            "out of gas uses the whole limit"
+        );
+        // A failed assert reverts with Panic(0x01): a revert for the reference too.
+        assert_eq!(out[3].receipt.status, status::ERR_EXECUTION_REVERTED);
+        assert_eq!(&out[3].output[..4], &sel("4e487b71")[..]);
+        assert_eq!(w.state().storage(&reverter, &word(0)).unwrap(), word(7));
+        assert_eq!(w.state().account(&me).unwrap().nonce, 5);
+    }
+
+    /// A plain transfer to an account without code takes the short path and costs the
+    /// intrinsic gas only; a transfer to a contract runs its code (Counter has no receive
+    /// function: it reverts).
+    #[test]
+    fn a_transfer_to_a_contract_runs_its_code() {
+        let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let me = key.address();
+        let mut w = World::new(me);
+        w.block(&[(legacy(&key, 0, None, creation_code("Counter"), 500_000), me)]);
+        let counter = create_address(&me, 0);
+        let out = w.block(&[
+            (
+                legacy(&key, 1, Some(Address([0x35; 20])), vec![], 21_000),
+                me,
+            ),
+            (legacy(&key, 2, Some(counter), vec![], 50_000), me),
+        ]);
+        assert_eq!(
+            (out[0].receipt.status, out[0].receipt.gas_used),
+            (1, 21_000)
+        );
+        assert_eq!(out[1].receipt.status, status::ERR_EXECUTION_REVERTED);
+    }
+}
