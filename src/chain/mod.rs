@@ -12,6 +12,7 @@ pub mod nodelog;
 pub mod pool;
 pub mod seal_batch;
 pub mod state;
+mod store_error;
 pub mod validate;
 
 use std::collections::HashMap;
