@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::db::{BlockWrite, Hash};
 use super::seal_batch;
 use super::state::{sub, State};
-use super::validate::check_tx;
+use super::validate::{check_tx, InvalidTransaction};
 use super::{BlockRun, Chain, ChainError, DbNodes, Head};
 use crate::crypto::{keccak256, recover_address, Address};
 use crate::trie::NodeStore;
@@ -789,7 +789,7 @@ impl Chain {
                 )));
             }
             if sub(&acct.balance, &checked.cost).is_none() {
-                return Err(tx_err("insufficient funds of the sender for value ".into()));
+                return Err(tx_err(InvalidTransaction::InsufficientFunds.to_string()));
             }
             run.apply(tx, checked.sender, checked.gas_used, &mut read)
                 .map_err(|e| tx_err(e.to_string()))?;
