@@ -21,10 +21,11 @@ use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::db::{BlockWrite, Hash};
+use super::run::BlockRun;
 use super::seal_batch;
 use super::state::{sub, State};
 use super::validate::{check_tx, InvalidTransaction};
-use super::{BlockRun, Chain, ChainError, DbNodes, Head};
+use super::{Chain, ChainError, DbNodes, Head};
 use crate::crypto::{keccak256, recover_address, Address};
 use crate::trie::NodeStore;
 use crate::types::account_key::Signer;
