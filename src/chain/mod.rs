@@ -1,6 +1,32 @@
-//! The chain: its database, genesis, account state and head; next the transaction pool and
-//! block sealing. A domain beside `keystore`: it knows nothing of `rpc`, publishes typed
-//! events into `events::Bus`, and runs its background work as `service::Service`s.
+//! The chain: its database, genesis, account state and head, the transaction pool and
+//! block sealing, import and export. A domain beside `keystore`: it knows nothing of `rpc`,
+//! publishes typed events into `events::Bus`, and runs its background work as
+//! `service::Service`s.
+//!
+//! This file holds [`Chain`] (opening it, its head, shutting its long operations down,
+//! `debug_setHead`'s rewind), [`ChainError`] and the genesis block. The rest, by job; the
+//! `impl Chain` is split across the files that say what each method does:
+//!
+//! - `admission.rs`: how a transaction enters the pool: the pool's view of the accounts,
+//!   submission, the pending and queued lists, nonce locks, promotion when the head moves.
+//! - `seal.rs`: a block from the pending transactions, written and made the head; the seal;
+//!   the `--dev` [`Sealer`].
+//! - `run.rs`: a block's transactions run over the accounts (`BlockRun`), for sealing and
+//!   import alike.
+//! - `read.rs`: look-ups: transactions, blocks, headers, accounts, dumps of a state.
+//! - `import.rs` (blocks from a file or a peer, checked and stored), `export.rs`,
+//!   `seal_batch.rs` (many seals checked at once), `migration.rs` (copying the head's state
+//!   into a new node file).
+//! - `nodecache.rs`: the trie-node cache saved and loaded ([`CacheSaver`]); `cachefile.rs` is
+//!   its file format.
+//! - `pool.rs` (pending and queued transactions), `validate.rs` (the rules every transaction
+//!   follows, and their refusals), `state.rs` (accounts in a secure trie), `genesis.rs`.
+//! - Storage: `db.rs` (blocks, receipts, look-ups in redb), `nodelog.rs` (trie nodes in an
+//!   append-only file), `store_error.rs` (the hash and error both share).
+//!
+//! Within `chain/` dependencies point one way: `pool` uses `validate`, `db` uses `nodelog`,
+//! both storage files use `store_error`, sealing uses `admission` and `run`; no two files
+//! import each other.
 
 mod admission;
 pub mod cachefile;
