@@ -283,7 +283,7 @@ impl TxArgs {
                 }
                 if to.is_none() || !input.is_empty() {
                     return Err(AccountError::Args(
-                        crate::chain::pool::PoolError::NoContracts.to_string(),
+                        crate::chain::validate::InvalidTransaction::NoContracts.to_string(),
                     )
                     .into());
                 }

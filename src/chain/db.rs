@@ -17,6 +17,8 @@ use std::path::Path;
 
 use redb::{Database, ReadableTable, TableDefinition};
 
+pub use super::store_error::{Error, Hash, Result};
+
 /// The layout version this code reads and writes; a file with another one is refused.
 /// Version 2 moved the trie nodes out of the database into `trie-nodes.log`; version 3 keys
 /// headers, bodies and receipts by (number, hash); version 4 stores each block whole, as
@@ -25,8 +27,6 @@ use redb::{Database, ReadableTable, TableDefinition};
 pub const SCHEMA_VERSION: u32 = 4;
 /// The database file inside the `chaindata` directory.
 pub const FILE_NAME: &str = "chain.redb";
-
-pub type Hash = [u8; 32];
 
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 /// Blocks and receipts are keyed by (number, hash), as go-ethereum keys them: a new block's
@@ -58,29 +58,6 @@ const NODE_FILE_KEY: &str = "trie_node_file";
 const MIGRATION_KEY: &str = "state_migration";
 /// The states of blocks below this one were removed by a migration.
 const PRUNED_KEY: &str = "state_pruned_before";
-
-/// What can go wrong with the chain database.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("chain database {path}: {source}")]
-    Open {
-        path: String,
-        #[source]
-        source: redb::DatabaseError,
-    },
-    #[error(
-        "chain database {path} has schema version {found}; this chaind reads version {expected}"
-    )]
-    Schema {
-        path: String,
-        found: u32,
-        expected: u32,
-    },
-    #[error("chain database is corrupt: {0}")]
-    Corrupt(String),
-    #[error("chain database: {0}")]
-    Storage(String),
-}
 
 /// The block RLP `RLP([header, txList])` from a header and a body `RLP([txList])`.
 pub fn join_block(header: &[u8], body: &[u8]) -> Result<Vec<u8>> {
@@ -132,8 +109,6 @@ storage_errors!(
     redb::StorageError,
     redb::CommitError
 );
-
-pub type Result<T> = std::result::Result<T, Error>;
 
 /// Everything one sealed (or imported) block writes, in one transaction.
 #[derive(Debug, Clone, Copy)]

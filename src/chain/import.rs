@@ -21,10 +21,11 @@ use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::db::{BlockWrite, Hash};
+use super::run::BlockRun;
 use super::seal_batch;
 use super::state::{sub, State};
-use super::validate::check_tx;
-use super::{BlockRun, Chain, ChainError, DbNodes, Head};
+use super::validate::{check_tx, InvalidTransaction};
+use super::{Chain, ChainError, DbNodes, Head};
 use crate::crypto::{keccak256, recover_address, Address};
 use crate::trie::NodeStore;
 use crate::types::account_key::Signer;
@@ -789,7 +790,7 @@ impl Chain {
                 )));
             }
             if sub(&acct.balance, &checked.cost).is_none() {
-                return Err(tx_err("insufficient funds of the sender for value ".into()));
+                return Err(tx_err(InvalidTransaction::InsufficientFunds.to_string()));
             }
             run.apply(tx, checked.sender, checked.gas_used, &mut read)
                 .map_err(|e| tx_err(e.to_string()))?;

@@ -1,36 +1,68 @@
-//! The chain: its database, genesis, account state and head; next the transaction pool and
-//! block sealing. A domain beside `keystore`: it knows nothing of `rpc`, publishes typed
-//! events into `events::Bus`, and runs its background work as `service::Service`s.
+//! The chain: its database, genesis, account state and head, the transaction pool and
+//! block sealing, import and export. A domain beside `keystore`: it knows nothing of `rpc`,
+//! publishes typed events into `events::Bus`, and runs its background work as
+//! `service::Service`s.
+//!
+//! This file holds [`Chain`] (opening it, its head, shutting its long operations down,
+//! `debug_setHead`'s rewind), [`ChainError`] and the genesis block. The rest, by job; the
+//! `impl Chain` is split across the files that say what each method does:
+//!
+//! - `admission.rs`: how a transaction enters the pool: the pool's view of the accounts,
+//!   submission, the pending and queued lists, nonce locks, promotion when the head moves.
+//! - `seal.rs`: a block from the pending transactions, written and made the head; the seal;
+//!   the `--dev` [`Sealer`].
+//! - `run.rs`: a block's transactions run over the accounts (`BlockRun`), for sealing and
+//!   import alike.
+//! - `read.rs`: look-ups: transactions, blocks, headers, accounts, dumps of a state.
+//! - `import.rs` (blocks from a file or a peer, checked and stored), `export.rs`,
+//!   `seal_batch.rs` (many seals checked at once), `migration.rs` (copying the head's state
+//!   into a new node file).
+//! - `nodecache.rs`: the trie-node cache saved and loaded ([`CacheSaver`]); `cachefile.rs` is
+//!   its file format.
+//! - `pool.rs` (pending and queued transactions), `validate.rs` (the rules every transaction
+//!   follows, and their refusals), `state.rs` (accounts in a secure trie), `genesis.rs`.
+//! - Storage: `db.rs` (blocks, receipts, look-ups in redb), `nodelog.rs` (trie nodes in an
+//!   append-only file), `store_error.rs` (the hash and error both share).
+//!
+//! Within `chain/` dependencies point one way: `pool` uses `validate`, `db` uses `nodelog`,
+//! both storage files use `store_error`, sealing uses `admission` and `run`; no two files
+//! import each other.
 
+mod admission;
 pub mod cachefile;
 pub mod db;
 pub mod export;
 pub mod genesis;
 pub mod import;
 pub mod migration;
+mod nodecache;
 pub mod nodelog;
 pub mod pool;
+mod read;
+mod run;
+mod seal;
 pub mod seal_batch;
 pub mod state;
+mod store_error;
 pub mod validate;
 
-use std::collections::HashMap;
+pub use admission::SubmitError;
+pub use nodecache::CacheSaver;
+pub use read::{BlockRecord, TxRecord, BAD_BLOCKS};
+pub use seal::{seal_header, Sealer};
+
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::crypto::{keccak256, Address, SecretKey};
-use crate::events::{Bus, Event, NewHead};
-use crate::service::{Service, Worker};
+use crate::crypto::{keccak256, Address};
+use crate::events::{Bus, Event};
 use crate::trie::cache::NodeCache;
 use crate::trie::{NodeStore, EMPTY_ROOT};
-use crate::types::block::DeriveSha;
 use crate::types::block::{BftExtra, Header};
-use crate::types::receipt::{Receipt, STATUS_SUCCESS};
 use crate::types::rlp::list;
-use crate::types::transaction::Transaction;
+use admission::Admission;
 use db::{BlockWrite, ChainDb, Hash};
 use genesis::Genesis;
-use pool::{Pool, PoolError};
 use state::{Account, State, StateError};
 
 /// The block score of a genesis header (reference 10.1).
@@ -51,13 +83,8 @@ pub enum ChainError {
     StateRemoved { number: u64, first: u64 },
 }
 
-/// Refused blocks kept for `debug_getBadBlocks`.
-pub const BAD_BLOCKS: usize = 10;
-
 /// The trie-node cache's size unless configured otherwise.
 pub const DEFAULT_NODE_CACHE_BYTES: usize = 512 << 20;
-/// Most accounts the admission cache keeps before it starts over.
-const ACCOUNT_CACHE_LIMIT: usize = 1 << 20;
 
 /// The trie nodes of the chain database, through the node cache, as a node store.
 struct DbNodes<'a> {
@@ -74,22 +101,6 @@ impl NodeStore for DbNodes<'_> {
         self.cache.insert(*hash, Arc::from(n.as_slice()));
         Some(n)
     }
-}
-
-/// What admitting a transaction reads and changes, behind one lock: the pool, and the
-/// accounts as the pool must see them.
-#[derive(Default)]
-struct Admission {
-    pool: Pool,
-    /// Accounts as of the head block, read once and kept (the sealer updates those a block
-    /// changes), so that checking a transaction rarely walks the trie.
-    accounts: HashMap<Address, Account>,
-    /// The accounts that the block being sealed changes, as they will be: the pool checks
-    /// against the state after that block from the moment it took the block's transactions.
-    in_flight: HashMap<Address, Account>,
-    /// The transactions of the block being sealed, by hash (no longer pending, not yet
-    /// stored).
-    sealing: HashMap<[u8; 32], (Transaction, Address)>,
 }
 
 /// The head block.
@@ -130,36 +141,6 @@ pub struct Chain {
     nonce_locks: Mutex<std::collections::HashMap<Address, Arc<Mutex<()>>>>,
 }
 
-/// A block as the chain knows it.
-#[derive(Debug, Clone)]
-pub struct BlockRecord {
-    pub hash: Hash,
-    pub header: Header,
-    /// Each transaction with its sender.
-    pub transactions: Vec<(Transaction, Address)>,
-    /// The length of the block's RLP.
-    pub size: u64,
-}
-
-/// A transaction as the chain knows it.
-#[derive(Debug, Clone)]
-pub struct TxRecord {
-    pub tx: Transaction,
-    pub sender: Address,
-    pub location: crate::types::json::Location,
-    /// The receipt's status and gas used; `None` while pending.
-    pub receipt: Option<(u64, u64)>,
-}
-
-/// Why a submitted transaction was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum SubmitError {
-    #[error(transparent)]
-    Pool(#[from] PoolError),
-    #[error(transparent)]
-    Chain(#[from] ChainError),
-}
-
 impl std::fmt::Debug for Chain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Chain").finish_non_exhaustive()
@@ -171,27 +152,6 @@ impl std::fmt::Debug for Chain {
 /// `debug_dumpBlock` name accounts.
 pub fn preimage(address: &Address) -> (Hash, Vec<u8>) {
     (keccak256(&address.0), address.0.to_vec())
-}
-
-/// Seals `header` as the chain's one validator: BFT extra data naming `validator`, its
-/// proposer seal over the seal hash and its committed seal over the block hash (reference
-/// 10.4). Everything else in the header must be final.
-pub fn seal_header(header: &mut Header, validator: &SecretKey) {
-    let mut extra = BftExtra {
-        vanity: [0; 31],
-        round: 0,
-        validators: vec![validator.address()],
-        seal: Vec::new(),
-        committed_seals: Vec::new(),
-    };
-    header.extra = extra.encode();
-    let seal_hash = header.seal_hash().expect("BFT extra data was just written");
-    extra.seal = validator.sign_hash(&seal_hash).to_vec();
-    header.extra = extra.encode();
-    let mut commit = header.hash().to_vec();
-    commit.push(0x02);
-    extra.committed_seals = vec![validator.sign_hash(&keccak256(&commit)).to_vec()];
-    header.extra = extra.encode();
 }
 
 /// The genesis block of `g`: its header and the state's trie nodes.
@@ -240,98 +200,6 @@ pub fn genesis_block(g: &Genesis) -> Result<(Header, Vec<(Hash, Vec<u8>)>), Chai
         mix_hash: None,
     };
     Ok((header, nodes))
-}
-
-/// The effects of a block's transactions while it is run: the accounts changed, the
-/// receipts, the gas used and the fees owed to the rewardbase.
-#[derive(Default)]
-pub(crate) struct BlockRun {
-    pub changed: HashMap<Address, Account>,
-    pub receipts: Vec<Receipt>,
-    pub gas: u64,
-    fees: [u8; 32],
-}
-
-type ReadAccount<'a> = dyn FnMut(&Address) -> Result<Account, ChainError> + 'a;
-
-impl BlockRun {
-    /// `address`'s account as the block has left it so far.
-    pub fn account(
-        &self,
-        address: &Address,
-        read: &mut ReadAccount<'_>,
-    ) -> Result<Account, ChainError> {
-        match self.changed.get(address) {
-            Some(a) => Ok(a.clone()),
-            None => read(address),
-        }
-    }
-
-    fn take(
-        &mut self,
-        address: &Address,
-        read: &mut ReadAccount<'_>,
-    ) -> Result<Account, ChainError> {
-        match self.changed.remove(address) {
-            Some(a) => Ok(a),
-            None => read(address),
-        }
-    }
-
-    /// Runs a checked transaction: the sender pays the value and `gas_used` x the gas price,
-    /// its nonce moves on and, for an update, its key changes; the recipient gets the value.
-    pub fn apply(
-        &mut self,
-        tx: &Transaction,
-        sender: Address,
-        gas_used: u64,
-        read: &mut ReadAccount<'_>,
-    ) -> Result<(), ChainError> {
-        let (price, value, to, new_key) = match tx {
-            Transaction::Legacy(t) => (t.gas_price, t.value, t.to, None),
-            Transaction::ValueTransfer(t) => (t.gas_price, t.value, Some(t.to), None),
-            Transaction::AccountUpdate(t) => (t.gas_price, [0; 32], None, Some(&t.key)),
-        };
-        let fee = state::mul_u64(&price, gas_used)
-            .ok_or_else(|| ChainError::Corrupt("fee overflow".into()))?;
-        let mut from = self.take(&sender, read)?;
-        let cost =
-            state::add(&fee, &value).ok_or_else(|| ChainError::Corrupt("cost overflow".into()))?;
-        from.balance = state::sub(&from.balance, &cost)
-            .ok_or_else(|| ChainError::Corrupt("a checked transaction overdraws".into()))?;
-        from.nonce += 1;
-        if let Some(k) = new_key {
-            from.key = from.key.replaced_by(k).unwrap_or(from.key.clone());
-        }
-        self.changed.insert(sender, from);
-        if let Some(to) = to {
-            let mut r = self.take(&to, read)?;
-            r.balance = state::add(&r.balance, &value)
-                .ok_or_else(|| ChainError::Corrupt("balance overflow".into()))?;
-            self.changed.insert(to, r);
-        }
-        self.fees = state::add(&self.fees, &fee).unwrap_or(self.fees);
-        self.gas += gas_used;
-        self.receipts.push(Receipt {
-            status: STATUS_SUCCESS,
-            gas_used,
-            logs: Vec::new(),
-        });
-        Ok(())
-    }
-
-    /// Credits the fees to `rewardbase`: the accounts changed, the receipts, the gas used.
-    #[allow(clippy::type_complexity)]
-    pub fn finish(
-        mut self,
-        rewardbase: Address,
-        read: &mut ReadAccount<'_>,
-    ) -> Result<(HashMap<Address, Account>, Vec<Receipt>, u64), ChainError> {
-        let mut reward = self.take(&rewardbase, read)?;
-        reward.balance = state::add(&reward.balance, &self.fees).unwrap_or(reward.balance);
-        self.changed.insert(rewardbase, reward);
-        Ok((self.changed, self.receipts, self.gas))
-    }
 }
 
 impl Chain {
@@ -425,118 +293,6 @@ impl Chain {
         }
     }
 
-    /// Waits for a running cache save to end.
-    pub fn wait_for_cache_save(&self) {
-        let saving = self
-            .save_thread
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some(t) = saving {
-            let _ = t.join();
-        }
-    }
-
-    /// Starts saving the trie-node cache to `<datadir>/fastcache` in the background
-    /// (`trie-cache-save` thread); the outcome is logged. Fails when the cache is disabled
-    /// or a save is running (the reference's texts).
-    pub fn save_node_cache(self: &Arc<Self>, datadir: &Path) -> Result<(), String> {
-        use std::sync::atomic::Ordering;
-        if !self.nodes.is_enabled() {
-            return Err("trie node cache is disabled, nothing to save to file".into());
-        }
-        if self.saving.swap(true, Ordering::AcqRel) {
-            return Err("saving trie node cache has been triggered already".into());
-        }
-        let chain = self.clone();
-        let datadir = datadir.to_path_buf();
-        let spawned = std::thread::Builder::new()
-            .name("trie-cache-save".into())
-            .spawn(move || {
-                let t = std::time::Instant::now();
-                let genesis = chain.genesis_hash().unwrap_or_default();
-                match cachefile::save(&chain.nodes, &datadir, &genesis, &chain.stopping) {
-                    Ok((nodes, bytes)) => crate::log::info(
-                        "Saved the trie node cache",
-                        &[
-                            (
-                                "dir",
-                                &datadir.join(cachefile::DIR_NAME).display().to_string(),
-                            ),
-                            ("nodes", &nodes.to_string()),
-                            ("bytes", &bytes.to_string()),
-                            ("elapsed", &format!("{:.3}s", t.elapsed().as_secs_f64())),
-                        ],
-                    ),
-                    Err(e) => crate::log::warn("Saving the trie node cache failed", &[("err", &e)]),
-                }
-                chain.saving.store(false, Ordering::Release);
-            });
-        match spawned {
-            Ok(handle) => {
-                let previous = self
-                    .save_thread
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .replace(handle);
-                // The previous save has ended (the flag said so): reap its thread.
-                if let Some(p) = previous {
-                    let _ = p.join();
-                }
-                Ok(())
-            }
-            Err(e) => {
-                self.saving.store(false, Ordering::Release);
-                Err(format!("cannot start the save: {e}"))
-            }
-        }
-    }
-
-    /// Loads the trie-node cache saved in `<datadir>/fastcache`, if any; a file that is not
-    /// this chain's, or not intact, is reported in the log and ignored.
-    pub fn load_node_cache(&self, datadir: &Path) {
-        if !self.nodes.is_enabled() {
-            return;
-        }
-        let t = std::time::Instant::now();
-        let genesis = match self.genesis_hash() {
-            Ok(g) => g,
-            Err(_) => return,
-        };
-        match cachefile::load_into(&self.nodes, datadir, &genesis) {
-            Ok(None) => {}
-            Ok(Some((path, count))) => {
-                self.cache_loaded
-                    .store(count, std::sync::atomic::Ordering::Relaxed);
-                crate::log::info(
-                    "Loaded the trie node cache",
-                    &[
-                        ("file", &path.display().to_string()),
-                        ("nodes", &count.to_string()),
-                        ("elapsed", &format!("{:.3}s", t.elapsed().as_secs_f64())),
-                    ],
-                );
-            }
-            Err(e) => crate::log::warn("Ignored the saved trie node cache", &[("err", &e)]),
-        }
-    }
-
-    /// The node file's nodes and bytes.
-    pub fn node_file_usage(&self) -> (usize, u64) {
-        self.db.node_file_usage()
-    }
-
-    /// How many nodes the trie-node cache loaded from disk at start.
-    pub fn node_cache_loaded(&self) -> usize {
-        self.cache_loaded.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// The trie-node cache's entries and bytes, and whether it is enabled.
-    pub fn node_cache_usage(&self) -> (usize, usize, bool) {
-        let (n, b) = self.nodes.usage();
-        (n, b, self.nodes.is_enabled())
-    }
-
     /// Set once the node is shutting down.
     pub fn stopping(&self) -> &std::sync::atomic::AtomicBool {
         &self.stopping
@@ -553,356 +309,11 @@ impl Chain {
         }
     }
 
-    fn admission(&self) -> std::sync::MutexGuard<'_, Admission> {
-        self.admission.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn db_nodes(&self) -> DbNodes<'_> {
         DbNodes {
             db: &self.db,
             cache: &self.nodes,
         }
-    }
-
-    /// `address`'s account as the pool sees it: after the block being sealed, if any,
-    /// else as of the head. Read from the trie at most once per head.
-    fn admission_account(
-        &self,
-        adm: &mut Admission,
-        address: &Address,
-    ) -> Result<Account, StateError> {
-        if let Some(a) = adm.in_flight.get(address) {
-            return Ok(a.clone());
-        }
-        if let Some(a) = adm.accounts.get(address) {
-            return Ok(a.clone());
-        }
-        let root = self.head().header.state_root;
-        let nodes = self.db_nodes();
-        let a = State::at(&nodes, root).account(address)?;
-        if adm.accounts.len() >= ACCOUNT_CACHE_LIMIT {
-            adm.accounts.clear();
-        }
-        adm.accounts.insert(*address, a.clone());
-        Ok(a)
-    }
-
-    /// Moves the queued transactions that the head's accounts now allow to pending.
-    fn promote_queued(&self, adm: &mut Admission) -> Vec<[u8; 32]> {
-        if adm.pool.queued_len() == 0 {
-            return Vec::new();
-        }
-        let Admission { pool, accounts, .. } = adm;
-        let root = self.head().header.state_root;
-        let nodes = self.db_nodes();
-        let state = State::at(&nodes, root);
-        pool.promote(|a| match accounts.get(a) {
-            Some(acct) => Some(acct.clone()),
-            None => state.account(a).ok(),
-        })
-    }
-
-    /// Checks `tx` against the head state (after the block being sealed) and adds it to the
-    /// pool, pending or queued; its hash.
-    pub fn submit(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
-        // Signatures are recovered before the lock is taken (libsecp256k1, once).
-        let signers = tx.recovered();
-        self.submit_recovered(tx, signers)
-    }
-
-    /// [`Chain::submit`] of a transaction whose signers were recovered before (a pending
-    /// transaction checked again after the head moved keeps them: no second recovery).
-    pub(crate) fn submit_recovered(
-        &self,
-        tx: Transaction,
-        signers: Result<Vec<crate::types::account_key::Signer>, crate::types::transaction::TxError>,
-    ) -> Result<[u8; 32], SubmitError> {
-        let sender = match (&tx, &signers) {
-            (Transaction::Legacy(_), Ok(s)) => s.first().map(|s| s.address),
-            (Transaction::Legacy(_), Err(_)) => None,
-            (Transaction::ValueTransfer(t), _) => Some(t.from),
-            (Transaction::AccountUpdate(t), _) => Some(t.from),
-        };
-        let mut adm = self.admission();
-        // The sender's account is in the view before the pool asks for it.
-        let read = match &sender {
-            Some(a) => self.admission_account(&mut adm, a).map(|_| ()),
-            None => Ok(()),
-        };
-        let adm_ref = &mut *adm;
-        let (in_flight, accounts) = (&adm_ref.in_flight, &adm_ref.accounts);
-        let head_root = self.head().header.state_root;
-        let nodes = self.db_nodes();
-        let (hash, pending) =
-            adm_ref
-                .pool
-                .add(tx, signers, self.chain_id(), self.unit_price(), |a| {
-                    if let Err(e) = &read {
-                        return Err(e.to_string());
-                    }
-                    match in_flight.get(a).or_else(|| accounts.get(a)) {
-                        Some(acct) => Ok(acct.clone()),
-                        None => State::at(&nodes, head_root)
-                            .account(a)
-                            .map_err(|e| e.to_string()),
-                    }
-                })?;
-        drop(adm);
-        if pending {
-            self.publish(Event::PendingTransaction(hash));
-        }
-        Ok(hash)
-    }
-
-    /// A transaction by hash: sealed (with its block, index and receipt's status and gas
-    /// used) or pending (no receipt). `None` when the chain has never seen it.
-    pub fn transaction(&self, hash: &[u8; 32]) -> Result<Option<TxRecord>, ChainError> {
-        {
-            let adm = self.admission();
-            let pending = adm
-                .pool
-                .find(hash)
-                .map(|p| (p.tx.clone(), p.sender))
-                .or_else(|| adm.sealing.get(hash).cloned());
-            if let Some((tx, sender)) = pending {
-                return Ok(Some(TxRecord {
-                    tx,
-                    sender,
-                    location: crate::types::json::Location::PENDING,
-                    receipt: None,
-                }));
-            }
-        }
-        let Some((block_hash, index)) = self.db.tx_location(hash)? else {
-            return Ok(None);
-        };
-        let corrupt = |what: &str| {
-            ChainError::Corrupt(format!("transaction 0x{}: {what}", hex::encode(hash)))
-        };
-        let number = self
-            .db
-            .number_of(&block_hash)?
-            .ok_or_else(|| corrupt("block number missing"))?;
-        let body = self
-            .db
-            .body(&block_hash)?
-            .ok_or_else(|| corrupt("block body missing"))?;
-        // The body is RLP([txList]): decode it as a block's transaction list.
-        let mut r =
-            crate::types::rlp::ListReader::whole(&body).map_err(|e| corrupt(&e.to_string()))?;
-        let txs = r.raw().map_err(|e| corrupt(&e.to_string()))?;
-        let transactions =
-            crate::types::block::decode_tx_list(txs).map_err(|e| corrupt(&e.to_string()))?;
-        let tx = transactions
-            .get(index as usize)
-            .cloned()
-            .ok_or_else(|| corrupt("index past the block's transactions"))?;
-        let sender = match &tx {
-            Transaction::Legacy(_) => *tx
-                .signers()
-                .map_err(|e| corrupt(&e.to_string()))?
-                .first()
-                .ok_or_else(|| corrupt("no signature"))?,
-            Transaction::ValueTransfer(t) => t.from,
-            Transaction::AccountUpdate(t) => t.from,
-        };
-        let receipts = self
-            .db
-            .receipts(&block_hash)?
-            .ok_or_else(|| corrupt("receipts missing"))?;
-        let mut rl =
-            crate::types::rlp::ListReader::whole(&receipts).map_err(|e| corrupt(&e.to_string()))?;
-        let mut receipt = None;
-        for i in 0..=index {
-            let mut one = rl.list().map_err(|e| corrupt(&e.to_string()))?;
-            if i == index {
-                let status = one.u64().map_err(|e| corrupt(&e.to_string()))?;
-                let gas_used = one.u64().map_err(|e| corrupt(&e.to_string()))?;
-                receipt = Some((status, gas_used));
-            }
-        }
-        Ok(Some(TxRecord {
-            tx,
-            sender,
-            location: crate::types::json::Location {
-                block_hash,
-                block_number: number,
-                index: u64::from(index),
-            },
-            receipt,
-        }))
-    }
-
-    /// The block with this hash: its header, its transactions with their senders, and the
-    /// length of its RLP.
-    pub fn block_by_hash(&self, hash: &Hash) -> Result<Option<BlockRecord>, ChainError> {
-        let corrupt =
-            |what: String| ChainError::Corrupt(format!("block 0x{}: {what}", hex::encode(hash)));
-        let Some(block) = self.db.block(hash)? else {
-            return Ok(None);
-        };
-        let (header_rlp, tx_list) = db::split_block(&block)?;
-        let header = Header::decode(header_rlp).map_err(|e| corrupt(e.to_string()))?;
-        let txs =
-            crate::types::block::decode_tx_list(tx_list).map_err(|e| corrupt(e.to_string()))?;
-        let size = block.len() as u64;
-        let mut transactions = Vec::with_capacity(txs.len());
-        for tx in txs {
-            let sender = match &tx {
-                Transaction::Legacy(_) => *tx
-                    .signers()
-                    .map_err(|e| corrupt(e.to_string()))?
-                    .first()
-                    .ok_or_else(|| corrupt("a transaction without a signature".into()))?,
-                Transaction::ValueTransfer(t) => t.from,
-                Transaction::AccountUpdate(t) => t.from,
-            };
-            transactions.push((tx, sender));
-        }
-        Ok(Some(BlockRecord {
-            hash: *hash,
-            header,
-            transactions,
-            size,
-        }))
-    }
-
-    /// The canonical block at `number` (the head when `None`).
-    pub fn block_by_number(&self, number: Option<u64>) -> Result<Option<BlockRecord>, ChainError> {
-        let number = number.unwrap_or_else(|| self.head_number());
-        match self.db.hash_at(number)? {
-            Some(h) => self.block_by_hash(&h),
-            None => Ok(None),
-        }
-    }
-
-    /// The sum of the block scores from genesis to block `number` (every block after
-    /// genesis scores 1).
-    pub fn total_block_score(&self, number: u64) -> u64 {
-        GENESIS_BLOCK_SCORE + number
-    }
-
-    /// The nonce lock of `sender`: held by a send method from before it reads the pending
-    /// nonce until the pool has answered, so that concurrent sends get consecutive nonces.
-    pub fn nonce_lock(&self, sender: &Address) -> Arc<Mutex<()>> {
-        let mut locks = self.nonce_locks.lock().unwrap_or_else(|p| p.into_inner());
-        // Locks nobody holds or waits for are dropped, so the table stays small.
-        locks.retain(|_, l| Arc::strong_count(l) > 1);
-        locks.entry(*sender).or_default().clone()
-    }
-
-    /// The pending transactions with their senders, in arrival order.
-    pub fn pending(&self) -> Vec<(Transaction, Address)> {
-        self.admission().pool.pending_list()
-    }
-
-    /// The signed bytes (as `chain_sendRawTransaction` takes them) of those of `hashes` that
-    /// are in the pool, pending or queued, with their hashes, in the order asked; the others
-    /// are left out. What the peers are sent.
-    pub fn pending_raw(&self, hashes: &[[u8; 32]]) -> Vec<([u8; 32], Vec<u8>)> {
-        let found: Vec<([u8; 32], Transaction)> = {
-            let adm = self.admission();
-            hashes
-                .iter()
-                .filter_map(|h| adm.pool.find(h).map(|p| (*h, p.tx.clone())))
-                .collect()
-        };
-        // Encoded outside the pool's lock.
-        found.into_iter().map(|(h, tx)| (h, tx.encode())).collect()
-    }
-
-    /// The hashes of the pending transactions, in arrival order.
-    pub fn pending_hashes(&self) -> Vec<[u8; 32]> {
-        self.admission().pool.pending_hashes()
-    }
-
-    /// The blocks an import refused lately (at most [`BAD_BLOCKS`]), newest last, with why.
-    pub fn bad_blocks(&self) -> Vec<(crate::types::block::Block, String)> {
-        self.bad_blocks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect()
-    }
-
-    pub(crate) fn remember_bad_block(&self, block: crate::types::block::Block, why: String) {
-        let mut bad = self.bad_blocks.lock().unwrap_or_else(|p| p.into_inner());
-        if bad.len() == BAD_BLOCKS {
-            bad.pop_front();
-        }
-        bad.push_back((block, why));
-    }
-
-    /// Every account of the state of block `number` (the head when `None`): its address
-    /// when known, the trie key, the account. `None` when the chain lacks the block.
-    #[allow(clippy::type_complexity)]
-    pub fn dump(
-        &self,
-        number: Option<u64>,
-    ) -> Result<Option<(Hash, Vec<(Option<Address>, Hash, Account)>)>, ChainError> {
-        let number = number.unwrap_or_else(|| self.head_number());
-        let Some((_, header)) = self.header_at(number)? else {
-            return Ok(None);
-        };
-        self.check_state_kept(number)?;
-        let nodes = self.db_nodes();
-        let entries = State::at(&nodes, header.state_root).entries()?;
-        let mut out = Vec::with_capacity(entries.len());
-        for (key, acct) in entries {
-            let address = self
-                .db
-                .trie_node(&key)?
-                .filter(|b| b.len() == 20)
-                .map(|b| Address(b.try_into().expect("20 bytes")));
-            out.push((address, key, acct));
-        }
-        Ok(Some((header.state_root, out)))
-    }
-
-    /// The hash of every trie node of the state of block `number`. `None` when the chain
-    /// lacks the block.
-    pub fn state_nodes(
-        &self,
-        number: Option<u64>,
-    ) -> Result<Option<(Hash, Vec<Hash>)>, ChainError> {
-        let number = number.unwrap_or_else(|| self.head_number());
-        let Some((_, header)) = self.header_at(number)? else {
-            return Ok(None);
-        };
-        self.check_state_kept(number)?;
-        let nodes = self.db_nodes();
-        let mut out = Vec::new();
-        crate::trie::reachable(&nodes, header.state_root, &mut |h, _| out.push(*h))
-            .map_err(StateError::from)?;
-        Ok(Some((header.state_root, out)))
-    }
-
-    /// The accounts the blocks after `start` up to `end` changed (senders, recipients,
-    /// rewardbases), sorted. `None` when the chain lacks one of the blocks.
-    pub fn modified_accounts(
-        &self,
-        start: u64,
-        end: u64,
-    ) -> Result<Option<Vec<Address>>, ChainError> {
-        let mut set = std::collections::BTreeSet::new();
-        for n in start.saturating_add(1)..=end {
-            let Some(b) = self.block_by_number(Some(n))? else {
-                return Ok(None);
-            };
-            set.insert(b.header.rewardbase);
-            for (tx, sender) in &b.transactions {
-                set.insert(*sender);
-                match tx {
-                    Transaction::Legacy(t) => set.extend(t.to),
-                    Transaction::ValueTransfer(t) => {
-                        set.insert(t.to);
-                    }
-                    Transaction::AccountUpdate(_) => {}
-                }
-            }
-        }
-        Ok(Some(set.into_iter().collect()))
     }
 
     /// Rewinds the chain to block `number` (`debug_setHead`): the blocks above it leave the
@@ -918,172 +329,6 @@ impl Chain {
             .ok_or_else(|| ChainError::Corrupt(format!("block {number} vanished")))?;
         self.moved_to(&Head { hash, header });
         Ok(())
-    }
-
-    /// How many transactions are pending and queued.
-    pub fn pool_counts(&self) -> (usize, usize) {
-        let adm = self.admission();
-        (adm.pool.len(), adm.pool.queued_len())
-    }
-
-    /// The queued transactions (waiting for an earlier nonce) with their senders.
-    pub fn queued(&self) -> Vec<(Transaction, Address)> {
-        self.admission().pool.queued_list()
-    }
-
-    /// The next nonce of `address`, counting its pending transactions.
-    pub fn pending_nonce(&self, address: &Address) -> Result<u64, ChainError> {
-        let mut adm = self.admission();
-        let nonce = self.admission_account(&mut adm, address)?.nonce;
-        Ok(adm.pool.next_nonce(address, nonce))
-    }
-
-    /// Seals the pending transactions into a block signed by `validator` and makes it the
-    /// head. `None` when nothing is pending.
-    ///
-    /// The pool's lock is held only to take the transactions and work out the accounts they
-    /// change (arithmetic on cached accounts); from then on the pool checks new transactions
-    /// against those accounts. The trie update, the roots, the seal and the durable write
-    /// happen without it, so that transactions keep arriving while a block is written.
-    pub fn seal(&self, validator: &SecretKey) -> Result<Option<[u8; 32]>, ChainError> {
-        let _sealing = self.sealing.lock().unwrap_or_else(|p| p.into_inner());
-        let parent = self.head();
-        let rewardbase = validator.address();
-        let (taken, changed, receipts, gas_total) = {
-            let mut adm = self.admission();
-            if adm.pool.is_empty() {
-                return Ok(None);
-            }
-            let taken: Arc<[pool::Pending]> = adm.pool.take().into();
-            let (changed, receipts, gas_total) = self.execute(&mut adm, &taken, rewardbase)?;
-            adm.in_flight = changed.clone();
-            adm.sealing = taken
-                .iter()
-                .map(|p| (p.hash, (p.tx.clone(), p.sender)))
-                .collect();
-            (taken, changed, receipts, gas_total)
-        };
-        let written = self.write_block(validator, &parent, &taken, &changed, &receipts, gas_total);
-        let mut adm = self.admission();
-        adm.in_flight.clear();
-        adm.sealing.clear();
-        let (hash, header) = match written {
-            Ok(w) => w,
-            Err(e) => {
-                // The block's transactions are dropped: the pool forgot them when it took
-                // them, and the view goes back to the head's accounts.
-                return Err(e);
-            }
-        };
-        let head = NewHead {
-            number: header.number,
-            hash,
-            parent_hash: header.parent_hash,
-            timestamp: header.time,
-        };
-        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = Head { hash, header };
-        if adm.accounts.len() + changed.len() > ACCOUNT_CACHE_LIMIT {
-            adm.accounts.clear();
-        }
-        adm.accounts.extend(changed);
-        let promoted = self.promote_queued(&mut adm);
-        drop(adm);
-        self.publish(Event::NewHead(Arc::new(head)));
-        for h in promoted {
-            self.publish(Event::PendingTransaction(h));
-        }
-        Ok(Some(hash))
-    }
-
-    /// Runs `taken` on the accounts as the pool sees them: the accounts changed (the
-    /// rewardbase credited with the fees), each transaction's receipt, and the gas used.
-    #[allow(clippy::type_complexity)]
-    fn execute(
-        &self,
-        adm: &mut Admission,
-        taken: &[pool::Pending],
-        rewardbase: Address,
-    ) -> Result<(HashMap<Address, Account>, Vec<Receipt>, u64), ChainError> {
-        let mut run = BlockRun::default();
-        let mut read = |a: &Address| self.admission_account(adm, a).map_err(ChainError::from);
-        for p in taken {
-            // The pool checked the nonce and the balance against these very accounts.
-            run.apply(&p.tx, p.sender, p.gas_used, &mut read)?;
-        }
-        run.finish(rewardbase, &mut read)
-    }
-
-    /// Writes the block of `taken` on top of `parent`: the state with `changed`, the roots,
-    /// the header sealed by `validator`, all in one durable database transaction. Its hash
-    /// and header.
-    fn write_block(
-        &self,
-        validator: &SecretKey,
-        parent: &Head,
-        taken: &[pool::Pending],
-        changed: &HashMap<Address, Account>,
-        receipts: &[Receipt],
-        gas_total: u64,
-    ) -> Result<(Hash, Header), ChainError> {
-        let nodes = self.db_nodes();
-        let mut state = State::at(&nodes, parent.header.state_root);
-        for (address, account) in changed {
-            state.set(address, account)?;
-        }
-        let (state_root, mut nodes_new) = state.commit();
-        drop(state);
-        nodes_new.extend(changed.keys().map(preimage));
-        let rewardbase = validator.address();
-        let tx_encodings: Vec<Vec<u8>> = taken.iter().map(|p| p.tx.encode()).collect();
-        let receipt_encodings: Vec<Vec<u8>> = receipts.iter().map(Receipt::encode).collect();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        let mut block_score = [0u8; 32];
-        block_score[31] = 1;
-        let mut header = Header {
-            parent_hash: parent.hash,
-            rewardbase,
-            state_root,
-            transactions_root: DeriveSha::Original.root(&tx_encodings),
-            receipts_root: DeriveSha::Original.root(&receipt_encodings),
-            bloom: Box::new([0; 256]),
-            block_score,
-            number: parent.header.number + 1,
-            gas_used: gas_total,
-            time: now.as_secs().max(parent.header.time),
-            time_fos: (now.subsec_millis() / 10) as u8,
-            extra: Vec::new(),
-            governance: Vec::new(),
-            vote: Vec::new(),
-            base_fee: None,
-            random_reveal: None,
-            mix_hash: None,
-        };
-        seal_header(&mut header, validator);
-        let hash = header.hash();
-        let tx_hashes: Vec<[u8; 32]> = taken.iter().map(|p| p.hash).collect();
-        let mut body = Vec::new();
-        for t in &tx_encodings {
-            body.extend_from_slice(t);
-        }
-        let mut receipts_rlp = Vec::new();
-        for r in &receipt_encodings {
-            receipts_rlp.extend_from_slice(r);
-        }
-        self.db.commit_block(&BlockWrite {
-            number: header.number,
-            hash: &hash,
-            header: &header.encode(),
-            body: &list(&list(&body)),
-            receipts: &list(&receipts_rlp),
-            tx_hashes: &tx_hashes,
-            trie_nodes: &nodes_new,
-        })?;
-        for (h, n) in nodes_new {
-            self.nodes.insert(h, n.into());
-        }
-        Ok((hash, header))
     }
 
     fn head(&self) -> Head {
@@ -1124,157 +369,6 @@ impl Chain {
         self.db
             .hash_at(0)?
             .ok_or_else(|| ChainError::Corrupt("no genesis block".into()))
-    }
-
-    /// The canonical header at `number`, with its hash.
-    pub fn header_at(&self, number: u64) -> Result<Option<(Hash, Header)>, ChainError> {
-        let Some(hash) = self.db.hash_at(number)? else {
-            return Ok(None);
-        };
-        let bytes = self
-            .db
-            .header(&hash)?
-            .ok_or_else(|| ChainError::Corrupt(format!("header of block {number} missing")))?;
-        let header = Header::decode(&bytes)
-            .map_err(|e| ChainError::Corrupt(format!("block {number}: {e}")))?;
-        Ok(Some((hash, header)))
-    }
-
-    /// The account at `address` in the state of block `number` (the head when `None`).
-    pub fn account(
-        &self,
-        address: &Address,
-        number: Option<u64>,
-    ) -> Result<Option<Account>, ChainError> {
-        let root = match number {
-            None => self.head().header.state_root,
-            Some(n) => match self.header_at(n)? {
-                Some((_, h)) => {
-                    self.check_state_kept(n)?;
-                    h.state_root
-                }
-                None => return Ok(None),
-            },
-        };
-        let nodes = self.db_nodes();
-        Ok(Some(State::at(&nodes, root).account(address)?))
-    }
-}
-
-/// How often the sealer looks at the pool.
-const SEAL_TICK: std::time::Duration = std::time::Duration::from_millis(20);
-
-/// The `--dev` sealer (`sealer` thread): seals a block as soon as transactions are pending,
-/// and, given a period, no sooner than that after the previous block.
-pub struct Sealer {
-    chain: Arc<Chain>,
-    key: Option<SecretKey>,
-    period: std::time::Duration,
-    worker: Option<Worker>,
-}
-
-impl Sealer {
-    /// A sealer of `chain` signing with `key` (the validator's), sealing at most once per
-    /// `period` (zero: whenever transactions are pending).
-    pub fn new(chain: Arc<Chain>, key: SecretKey, period: std::time::Duration) -> Sealer {
-        Sealer {
-            chain,
-            key: Some(key),
-            period,
-            worker: None,
-        }
-    }
-}
-
-impl Service for Sealer {
-    fn name(&self) -> &'static str {
-        "sealer"
-    }
-
-    fn start(&mut self) -> Result<(), String> {
-        let chain = self.chain.clone();
-        let key = self.key.take().ok_or("the sealer was started twice")?;
-        let period = self.period;
-        let mut last: Option<std::time::Instant> = None;
-        self.worker = Some(Worker::periodic("sealer", SEAL_TICK, move || {
-            if last.is_some_and(|l| l.elapsed() < period) {
-                return;
-            }
-            match chain.seal(&key) {
-                Ok(Some(hash)) => {
-                    last = Some(std::time::Instant::now());
-                    crate::log::info(
-                        "Sealed a block",
-                        &[
-                            ("number", &chain.head_number().to_string()),
-                            ("hash", &format!("0x{}", hex::encode(hash))),
-                        ],
-                    )
-                }
-                Ok(None) => {}
-                Err(e) => crate::log::error("Sealing failed", &[("err", &e.to_string())]),
-            }
-        })?);
-        Ok(())
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut w) = self.worker.take() {
-            w.stop();
-        }
-    }
-}
-
-/// Saves the trie-node cache every period (`--state.trie-cache-save-period`), the first time
-/// after a random 50-100% of it, as the reference does.
-pub struct CacheSaver {
-    chain: Arc<Chain>,
-    datadir: std::path::PathBuf,
-    period: std::time::Duration,
-    worker: Option<Worker>,
-}
-
-impl CacheSaver {
-    pub fn new(
-        chain: Arc<Chain>,
-        datadir: std::path::PathBuf,
-        period: std::time::Duration,
-    ) -> CacheSaver {
-        CacheSaver {
-            chain,
-            datadir,
-            period,
-            worker: None,
-        }
-    }
-}
-
-impl Service for CacheSaver {
-    fn name(&self) -> &'static str {
-        "trie-cache-saver"
-    }
-
-    fn start(&mut self) -> Result<(), String> {
-        let (chain, datadir, period) = (self.chain.clone(), self.datadir.clone(), self.period);
-        let mut r = [0u8; 1];
-        getrandom::getrandom(&mut r).map_err(|e| e.to_string())?;
-        let first = period.mul_f64(0.5 + f64::from(r[0]) / 510.0);
-        self.worker = Some(Worker::spawn("trie-cache-saver", move |stop| {
-            let mut wait = first;
-            while !stop.wait(wait) {
-                if let Err(e) = chain.save_node_cache(&datadir) {
-                    crate::log::warn("Periodic trie node cache save skipped", &[("err", &e)]);
-                }
-                wait = period;
-            }
-        })?);
-        Ok(())
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut w) = self.worker.take() {
-            w.stop();
-        }
     }
 }
 
@@ -1321,147 +415,5 @@ mod tests {
                 .starts_with("the chain database holds another chain: its genesis block is 0x"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn a_sealed_block_is_signed_by_the_validator_and_holds_the_new_state() {
-        use crate::types::transaction::ValueTransfer;
-        let dir = tempfile::tempdir().unwrap();
-        let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
-        let mut funds = [0u8; 32];
-        funds[20] = 1; // 2^88
-        let chain = Chain::open(dir.path(), &Genesis::dev(key.address(), funds)).unwrap();
-        let to = Address([0x35; 20]);
-        let mut price = [0u8; 32];
-        price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
-        let mut value = [0u8; 32];
-        value[31] = 5;
-        let mut tx = Transaction::ValueTransfer(ValueTransfer {
-            nonce: 0,
-            gas_price: price,
-            gas: 21_000,
-            to,
-            value,
-            from: key.address(),
-            signatures: Vec::new(),
-        });
-        tx.sign(&key, chain.chain_id());
-        let hash = chain.submit(tx).unwrap();
-        assert_eq!(chain.pending().len(), 1);
-        assert_eq!(chain.pending_nonce(&key.address()).unwrap(), 1);
-        let block_hash = chain.seal(&key).unwrap().unwrap();
-        assert!(chain.pending().is_empty());
-        assert_eq!(chain.seal(&key).unwrap(), None, "nothing left to seal");
-        let b = chain.block_by_number(Some(1)).unwrap().unwrap();
-        assert_eq!((b.hash, b.header.hash()), (block_hash, block_hash));
-        assert_eq!(b.header.parent_hash, chain.genesis_hash().unwrap());
-        let bft = BftExtra::decode(&b.header.extra).unwrap();
-        assert_eq!(bft.validators, vec![key.address()]);
-        let recover = |hash: &[u8; 32], sig: &[u8]| {
-            crate::crypto::recover_address(hash, sig[..64].try_into().unwrap(), sig[64]).unwrap()
-        };
-        assert_eq!(
-            recover(&b.header.seal_hash().unwrap(), &bft.seal),
-            key.address()
-        );
-        let mut commit = block_hash.to_vec();
-        commit.push(0x02);
-        assert_eq!(
-            recover(&keccak256(&commit), &bft.committed_seals[0]),
-            key.address()
-        );
-        assert_eq!(b.transactions[0].0.hash(), hash);
-        let record = chain.transaction(&hash).unwrap().unwrap();
-        assert_eq!(record.receipt, Some((1, 21_000)));
-        assert_eq!(chain.account(&to, None).unwrap().unwrap().balance, value);
-        assert_eq!(
-            chain.account(&key.address(), None).unwrap().unwrap().nonce,
-            1
-        );
-        // The block's roots are those of its content.
-        let enc = vec![b.transactions[0].0.encode()];
-        assert_eq!(b.header.transactions_root, DeriveSha::Original.root(&enc));
-    }
-
-    #[test]
-    fn a_second_cache_save_while_one_runs_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let chain = Arc::new(Chain::open(&dir.path().join("chaindata"), &genesis(1)).unwrap());
-        // Enough nodes that the first save is still writing when the second call comes.
-        for i in 0..200_000u32 {
-            let node = i.to_be_bytes().repeat(40);
-            chain.nodes.insert(keccak256(&node), node.into());
-        }
-        chain.save_node_cache(dir.path()).unwrap();
-        assert_eq!(
-            chain.save_node_cache(dir.path()).unwrap_err(),
-            "saving trie node cache has been triggered already"
-        );
-        chain.stop_long_operations();
-        // Once it has ended, a save may start again (the stop flag now ends it at once).
-        chain.save_node_cache(dir.path()).unwrap();
-        chain.stop_long_operations();
-        let disabled = Chain::open_with(&dir.path().join("other"), &genesis(1), 0).unwrap();
-        assert_eq!(
-            Arc::new(disabled).save_node_cache(dir.path()).unwrap_err(),
-            "trie node cache is disabled, nothing to save to file"
-        );
-    }
-
-    /// A transfer signed with the key an account update still pending installs is taken (and
-    /// one with the old key refused), sealed in the update's block, and the block imports on
-    /// another node: the pool checks what the block will run.
-    #[test]
-    fn after_a_pending_update_the_new_key_signs() {
-        use crate::types::account_key::AccountKey;
-        use crate::types::transaction::{AccountUpdate, ValueTransfer};
-        let v = SecretKey::from_slice(&[0x46; 32]).unwrap();
-        let new = SecretKey::from_slice(&[0x47; 32]).unwrap();
-        let mut funds = [0u8; 32];
-        funds[20] = 1;
-        let g = Genesis::dev(v.address(), funds);
-        let dir = tempfile::tempdir().unwrap();
-        let chain = Chain::open(dir.path(), &g).unwrap();
-        let mut price = [0u8; 32];
-        price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
-        let mut update = Transaction::AccountUpdate(AccountUpdate {
-            nonce: 0,
-            gas_price: price,
-            gas: 100_000,
-            from: v.address(),
-            key: AccountKey::Public(new.public_compressed()),
-            signatures: Vec::new(),
-        });
-        update.sign(&v, chain.chain_id());
-        chain.submit(update).unwrap();
-        let transfer = |k: &SecretKey| {
-            let mut t = Transaction::ValueTransfer(ValueTransfer {
-                nonce: 1,
-                gas_price: price,
-                gas: 100_000,
-                to: Address([0x35; 20]),
-                value: [0; 32],
-                from: v.address(),
-                signatures: Vec::new(),
-            });
-            t.sign(k, chain.chain_id());
-            t
-        };
-        assert_eq!(
-            chain.submit(transfer(&v)).unwrap_err().to_string(),
-            "invalid sender: invalid account key"
-        );
-        chain.submit(transfer(&new)).unwrap();
-        chain.seal(&v).unwrap().unwrap();
-        let b = chain.block_by_number(Some(1)).unwrap().unwrap();
-        assert_eq!(b.transactions.len(), 2);
-        let block = crate::types::block::Block {
-            header: b.header,
-            transactions: b.transactions.into_iter().map(|(t, _)| t).collect(),
-        };
-        let other = tempfile::tempdir().unwrap();
-        let twin = Chain::open(other.path(), &g).unwrap();
-        assert_eq!(twin.insert_blocks(&[block]).unwrap().new, 1);
-        assert_eq!(twin.head_hash(), chain.head_hash());
     }
 }

@@ -19,7 +19,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::db::{Error, Hash, Result};
+use super::store_error::{Error, Hash, Result};
 
 /// The file inside the `chaindata` directory.
 pub const FILE_NAME: &str = "trie-nodes.log";

@@ -22,13 +22,11 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::state::{sub, Account};
-use super::validate::check_tx;
+use super::validate::{check_tx, InvalidTransaction};
 use crate::crypto::Address;
 use crate::types::account_key::{AccountKey, Role, Signer};
 use crate::types::transaction::{Transaction, TxError, U256};
 
-/// The largest serialized transaction accepted.
-pub const MAX_TX_BYTES: usize = 128 * 1024;
 /// Most transactions pending at once.
 pub const MAX_PENDING: usize = 200_000;
 /// Most transactions queued at once.
@@ -53,33 +51,16 @@ pub struct Pending {
     pub signers: Vec<Signer>,
 }
 
-/// Why the pool refused a transaction (the reference's texts).
+/// Why the pool refused a transaction (the reference's texts): a rule of every transaction
+/// broken (`validate`), or what only a pool refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PoolError {
-    #[error("invalid chain id")]
-    ChainId,
-    #[error("invalid unit price")]
-    UnitPrice,
-    #[error("oversized data")]
-    Oversized,
-    #[error("invalid sender: invalid account key")]
-    InvalidKey,
-    #[error("a legacy transaction must be with a legacy account key")]
-    LegacyKey,
-    #[error("invalid transaction v, r, s values")]
-    InvalidSignature,
+    #[error(transparent)]
+    Invalid(#[from] InvalidTransaction),
     #[error("nonce too low")]
     NonceTooLow,
     #[error("nonce too high: the next nonce of the sender is {next}, and a transaction may wait at most {} nonces ahead of it", MAX_NONCE_AHEAD)]
     NonceTooHigh { next: u64 },
-    #[error("intrinsic gas too low")]
-    IntrinsicGas,
-    #[error("insufficient funds of the sender for value ")]
-    InsufficientFunds,
-    #[error("the address is reserved for pre-compiled contracts")]
-    Reserved,
-    #[error("contract creation and call data are not supported on this chain")]
-    NoContracts,
     #[error("known transaction: 0x{0}")]
     Known(String),
     #[error("there is another tx which has the same nonce in the tx pool")]
@@ -91,13 +72,6 @@ pub enum PoolError {
         MAX_PER_SENDER
     )]
     SenderFull,
-    #[error("{0}")]
-    Key(String),
-}
-
-/// An address in the reserved range `0x…0001`-`0x…03ff`.
-pub fn reserved(a: &Address) -> bool {
-    a.0[..18].iter().all(|&b| b == 0) && (a.0[18] != 0 || a.0[19] != 0) && a.0[18] <= 0x03
 }
 
 /// A sender as its pending transactions leave it.
@@ -414,7 +388,7 @@ impl Pool {
             // It must be affordable on its own now; what the transactions before it will
             // leave, and the key then in force, are checked when it becomes pending.
             if sub(&acct.balance, &checked.cost).is_none() {
-                return Err(PoolError::InsufficientFunds);
+                return Err(InvalidTransaction::InsufficientFunds.into());
             }
             s.queued.insert(nonce, entry);
             self.queued += 1;
@@ -424,7 +398,7 @@ impl Pool {
         if self.arrivals.len() >= MAX_PENDING {
             return Err(PoolError::Full);
         }
-        let rest = sub(&left, &checked.cost).ok_or(PoolError::InsufficientFunds)?;
+        let rest = sub(&left, &checked.cost).ok_or(InvalidTransaction::InsufficientFunds)?;
         let key = key_after(&entry, view.key);
         s.pending.insert(nonce, entry);
         s.view = Some(View {
@@ -454,20 +428,6 @@ mod tests {
     use super::*;
     use crate::crypto::SecretKey;
     use crate::types::transaction::ValueTransfer;
-
-    #[test]
-    fn the_reserved_range() {
-        let a = |last: [u8; 2]| {
-            let mut b = [0u8; 20];
-            b[18..].copy_from_slice(&last);
-            Address(b)
-        };
-        assert!(!reserved(&a([0, 0])));
-        assert!(reserved(&a([0, 1])));
-        assert!(reserved(&a([3, 0xff])));
-        assert!(!reserved(&a([4, 0])));
-        assert!(!reserved(&Address([1; 20])));
-    }
 
     const PRICE: u64 = 25_000_000_000;
     const CHAIN: u64 = 1000;
@@ -592,7 +552,7 @@ mod tests {
         );
         assert_eq!(
             add(&mut pool, tx(&k, 3, 20 * cost(1)), &acct).unwrap_err(),
-            PoolError::InsufficientFunds,
+            PoolError::Invalid(InvalidTransaction::InsufficientFunds),
             "a queued transaction must be affordable on its own"
         );
         let mut full = Pool {

@@ -1,0 +1,260 @@
+//! Admission: how a transaction enters the pool. The pool (`pool.rs`) and the accounts it
+//! checks against sit behind one lock in [`Admission`]: the head's accounts, read from the
+//! trie once and kept, and while a block is being sealed the accounts as that block will
+//! leave them, so that a transaction is checked against the state it will run on. This file
+//! holds submission (`submit`, `submit_recovered`), the pool's contents as the API and the
+//! peers read them (pending, queued, raw bytes, counts, the next nonce), the per-sender nonce
+//! locks of the send methods, and the promotion of queued transactions when the head moves.
+//! Sealing (`seal.rs`) and import (`import.rs`) change the view; nothing here writes a block.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::pool::{Pool, PoolError};
+use super::state::{Account, State, StateError};
+use super::{Chain, ChainError};
+use crate::crypto::Address;
+use crate::events::Event;
+use crate::types::transaction::Transaction;
+
+/// Most accounts the admission cache keeps before it starts over.
+pub(super) const ACCOUNT_CACHE_LIMIT: usize = 1 << 20;
+
+/// What admitting a transaction reads and changes, behind one lock: the pool, and the
+/// accounts as the pool must see them.
+#[derive(Default)]
+pub(super) struct Admission {
+    pub(super) pool: Pool,
+    /// Accounts as of the head block, read once and kept (the sealer updates those a block
+    /// changes), so that checking a transaction rarely walks the trie.
+    pub(super) accounts: HashMap<Address, Account>,
+    /// The accounts that the block being sealed changes, as they will be: the pool checks
+    /// against the state after that block from the moment it took the block's transactions.
+    pub(super) in_flight: HashMap<Address, Account>,
+    /// The transactions of the block being sealed, by hash (no longer pending, not yet
+    /// stored).
+    pub(super) sealing: HashMap<[u8; 32], (Transaction, Address)>,
+}
+
+/// Why a submitted transaction was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+}
+
+impl Chain {
+    /// The pool and its account view, locked.
+    pub(super) fn admission(&self) -> std::sync::MutexGuard<'_, Admission> {
+        self.admission.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `address`'s account as the pool sees it: after the block being sealed, if any,
+    /// else as of the head. Read from the trie at most once per head.
+    pub(super) fn admission_account(
+        &self,
+        adm: &mut Admission,
+        address: &Address,
+    ) -> Result<Account, StateError> {
+        if let Some(a) = adm.in_flight.get(address) {
+            return Ok(a.clone());
+        }
+        if let Some(a) = adm.accounts.get(address) {
+            return Ok(a.clone());
+        }
+        let root = self.head().header.state_root;
+        let nodes = self.db_nodes();
+        let a = State::at(&nodes, root).account(address)?;
+        if adm.accounts.len() >= ACCOUNT_CACHE_LIMIT {
+            adm.accounts.clear();
+        }
+        adm.accounts.insert(*address, a.clone());
+        Ok(a)
+    }
+
+    /// Moves the queued transactions that the head's accounts now allow to pending.
+    pub(super) fn promote_queued(&self, adm: &mut Admission) -> Vec<[u8; 32]> {
+        if adm.pool.queued_len() == 0 {
+            return Vec::new();
+        }
+        let Admission { pool, accounts, .. } = adm;
+        let root = self.head().header.state_root;
+        let nodes = self.db_nodes();
+        let state = State::at(&nodes, root);
+        pool.promote(|a| match accounts.get(a) {
+            Some(acct) => Some(acct.clone()),
+            None => state.account(a).ok(),
+        })
+    }
+
+    /// Checks `tx` against the head state (after the block being sealed) and adds it to the
+    /// pool, pending or queued; its hash.
+    pub fn submit(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
+        // Signatures are recovered before the lock is taken (libsecp256k1, once).
+        let signers = tx.recovered();
+        self.submit_recovered(tx, signers)
+    }
+
+    /// [`Chain::submit`] of a transaction whose signers were recovered before (a pending
+    /// transaction checked again after the head moved keeps them: no second recovery).
+    pub(crate) fn submit_recovered(
+        &self,
+        tx: Transaction,
+        signers: Result<Vec<crate::types::account_key::Signer>, crate::types::transaction::TxError>,
+    ) -> Result<[u8; 32], SubmitError> {
+        let sender = match (&tx, &signers) {
+            (Transaction::Legacy(_), Ok(s)) => s.first().map(|s| s.address),
+            (Transaction::Legacy(_), Err(_)) => None,
+            (Transaction::ValueTransfer(t), _) => Some(t.from),
+            (Transaction::AccountUpdate(t), _) => Some(t.from),
+        };
+        let mut adm = self.admission();
+        // The sender's account is in the view before the pool asks for it.
+        let read = match &sender {
+            Some(a) => self.admission_account(&mut adm, a).map(|_| ()),
+            None => Ok(()),
+        };
+        let adm_ref = &mut *adm;
+        let (in_flight, accounts) = (&adm_ref.in_flight, &adm_ref.accounts);
+        let head_root = self.head().header.state_root;
+        let nodes = self.db_nodes();
+        let (hash, pending) =
+            adm_ref
+                .pool
+                .add(tx, signers, self.chain_id(), self.unit_price(), |a| {
+                    if let Err(e) = &read {
+                        return Err(e.to_string());
+                    }
+                    match in_flight.get(a).or_else(|| accounts.get(a)) {
+                        Some(acct) => Ok(acct.clone()),
+                        None => State::at(&nodes, head_root)
+                            .account(a)
+                            .map_err(|e| e.to_string()),
+                    }
+                })?;
+        drop(adm);
+        if pending {
+            self.publish(Event::PendingTransaction(hash));
+        }
+        Ok(hash)
+    }
+
+    /// The nonce lock of `sender`: held by a send method from before it reads the pending
+    /// nonce until the pool has answered, so that concurrent sends get consecutive nonces.
+    pub fn nonce_lock(&self, sender: &Address) -> Arc<Mutex<()>> {
+        let mut locks = self.nonce_locks.lock().unwrap_or_else(|p| p.into_inner());
+        // Locks nobody holds or waits for are dropped, so the table stays small.
+        locks.retain(|_, l| Arc::strong_count(l) > 1);
+        locks.entry(*sender).or_default().clone()
+    }
+
+    /// The pending transactions with their senders, in arrival order.
+    pub fn pending(&self) -> Vec<(Transaction, Address)> {
+        self.admission().pool.pending_list()
+    }
+
+    /// The signed bytes (as `chain_sendRawTransaction` takes them) of those of `hashes` that
+    /// are in the pool, pending or queued, with their hashes, in the order asked; the others
+    /// are left out. What the peers are sent.
+    pub fn pending_raw(&self, hashes: &[[u8; 32]]) -> Vec<([u8; 32], Vec<u8>)> {
+        let found: Vec<([u8; 32], Transaction)> = {
+            let adm = self.admission();
+            hashes
+                .iter()
+                .filter_map(|h| adm.pool.find(h).map(|p| (*h, p.tx.clone())))
+                .collect()
+        };
+        // Encoded outside the pool's lock.
+        found.into_iter().map(|(h, tx)| (h, tx.encode())).collect()
+    }
+
+    /// The hashes of the pending transactions, in arrival order.
+    pub fn pending_hashes(&self) -> Vec<[u8; 32]> {
+        self.admission().pool.pending_hashes()
+    }
+
+    /// How many transactions are pending and queued.
+    pub fn pool_counts(&self) -> (usize, usize) {
+        let adm = self.admission();
+        (adm.pool.len(), adm.pool.queued_len())
+    }
+
+    /// The queued transactions (waiting for an earlier nonce) with their senders.
+    pub fn queued(&self) -> Vec<(Transaction, Address)> {
+        self.admission().pool.queued_list()
+    }
+
+    /// The next nonce of `address`, counting its pending transactions.
+    pub fn pending_nonce(&self, address: &Address) -> Result<u64, ChainError> {
+        let mut adm = self.admission();
+        let nonce = self.admission_account(&mut adm, address)?.nonce;
+        Ok(adm.pool.next_nonce(address, nonce))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::chain::genesis::Genesis;
+    use crate::chain::Chain;
+    use crate::crypto::{Address, SecretKey};
+    use crate::types::transaction::Transaction;
+
+    /// A transfer signed with the key an account update still pending installs is taken (and
+    /// one with the old key refused), sealed in the update's block, and the block imports on
+    /// another node: the pool checks what the block will run.
+    #[test]
+    fn after_a_pending_update_the_new_key_signs() {
+        use crate::types::account_key::AccountKey;
+        use crate::types::transaction::{AccountUpdate, ValueTransfer};
+        let v = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let new = SecretKey::from_slice(&[0x47; 32]).unwrap();
+        let mut funds = [0u8; 32];
+        funds[20] = 1;
+        let g = Genesis::dev(v.address(), funds);
+        let dir = tempfile::tempdir().unwrap();
+        let chain = Chain::open(dir.path(), &g).unwrap();
+        let mut price = [0u8; 32];
+        price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
+        let mut update = Transaction::AccountUpdate(AccountUpdate {
+            nonce: 0,
+            gas_price: price,
+            gas: 100_000,
+            from: v.address(),
+            key: AccountKey::Public(new.public_compressed()),
+            signatures: Vec::new(),
+        });
+        update.sign(&v, chain.chain_id());
+        chain.submit(update).unwrap();
+        let transfer = |k: &SecretKey| {
+            let mut t = Transaction::ValueTransfer(ValueTransfer {
+                nonce: 1,
+                gas_price: price,
+                gas: 100_000,
+                to: Address([0x35; 20]),
+                value: [0; 32],
+                from: v.address(),
+                signatures: Vec::new(),
+            });
+            t.sign(k, chain.chain_id());
+            t
+        };
+        assert_eq!(
+            chain.submit(transfer(&v)).unwrap_err().to_string(),
+            "invalid sender: invalid account key"
+        );
+        chain.submit(transfer(&new)).unwrap();
+        chain.seal(&v).unwrap().unwrap();
+        let b = chain.block_by_number(Some(1)).unwrap().unwrap();
+        assert_eq!(b.transactions.len(), 2);
+        let block = crate::types::block::Block {
+            header: b.header,
+            transactions: b.transactions.into_iter().map(|(t, _)| t).collect(),
+        };
+        let other = tempfile::tempdir().unwrap();
+        let twin = Chain::open(other.path(), &g).unwrap();
+        assert_eq!(twin.insert_blocks(&[block]).unwrap().new, 1);
+        assert_eq!(twin.head_hash(), chain.head_hash());
+    }
+}

@@ -1,0 +1,290 @@
+//! What the chain answers about itself: a transaction (sealed, or pending in the pool) with
+//! its receipt, blocks by hash or number, canonical headers, an account in the state of a
+//! block, a whole state (`debug_dumpBlock`, `debug_getStateNodes`), the accounts a range of
+//! blocks changed, the total block score, and the blocks an import refused lately. All reads,
+//! apart from the list of refused blocks that `import.rs` adds to (`remember_bad_block`):
+//! nothing here takes the sealing lock or moves the head (`debug_setHead` is `mod.rs`'s).
+
+use super::db::{self, Hash};
+use super::state::{Account, State, StateError};
+use super::{Chain, ChainError, GENESIS_BLOCK_SCORE};
+use crate::crypto::Address;
+use crate::types::block::Header;
+use crate::types::transaction::Transaction;
+
+/// Refused blocks kept for `debug_getBadBlocks`.
+pub const BAD_BLOCKS: usize = 10;
+
+/// A block as the chain knows it.
+#[derive(Debug, Clone)]
+pub struct BlockRecord {
+    pub hash: Hash,
+    pub header: Header,
+    /// Each transaction with its sender.
+    pub transactions: Vec<(Transaction, Address)>,
+    /// The length of the block's RLP.
+    pub size: u64,
+}
+
+/// A transaction as the chain knows it.
+#[derive(Debug, Clone)]
+pub struct TxRecord {
+    pub tx: Transaction,
+    pub sender: Address,
+    pub location: crate::types::json::Location,
+    /// The receipt's status and gas used; `None` while pending.
+    pub receipt: Option<(u64, u64)>,
+}
+
+impl Chain {
+    /// A transaction by hash: sealed (with its block, index and receipt's status and gas
+    /// used) or pending (no receipt). `None` when the chain has never seen it.
+    pub fn transaction(&self, hash: &[u8; 32]) -> Result<Option<TxRecord>, ChainError> {
+        {
+            let adm = self.admission();
+            let pending = adm
+                .pool
+                .find(hash)
+                .map(|p| (p.tx.clone(), p.sender))
+                .or_else(|| adm.sealing.get(hash).cloned());
+            if let Some((tx, sender)) = pending {
+                return Ok(Some(TxRecord {
+                    tx,
+                    sender,
+                    location: crate::types::json::Location::PENDING,
+                    receipt: None,
+                }));
+            }
+        }
+        let Some((block_hash, index)) = self.db.tx_location(hash)? else {
+            return Ok(None);
+        };
+        let corrupt = |what: &str| {
+            ChainError::Corrupt(format!("transaction 0x{}: {what}", hex::encode(hash)))
+        };
+        let number = self
+            .db
+            .number_of(&block_hash)?
+            .ok_or_else(|| corrupt("block number missing"))?;
+        let body = self
+            .db
+            .body(&block_hash)?
+            .ok_or_else(|| corrupt("block body missing"))?;
+        // The body is RLP([txList]): decode it as a block's transaction list.
+        let mut r =
+            crate::types::rlp::ListReader::whole(&body).map_err(|e| corrupt(&e.to_string()))?;
+        let txs = r.raw().map_err(|e| corrupt(&e.to_string()))?;
+        let transactions =
+            crate::types::block::decode_tx_list(txs).map_err(|e| corrupt(&e.to_string()))?;
+        let tx = transactions
+            .get(index as usize)
+            .cloned()
+            .ok_or_else(|| corrupt("index past the block's transactions"))?;
+        let sender = match &tx {
+            Transaction::Legacy(_) => *tx
+                .signers()
+                .map_err(|e| corrupt(&e.to_string()))?
+                .first()
+                .ok_or_else(|| corrupt("no signature"))?,
+            Transaction::ValueTransfer(t) => t.from,
+            Transaction::AccountUpdate(t) => t.from,
+        };
+        let receipts = self
+            .db
+            .receipts(&block_hash)?
+            .ok_or_else(|| corrupt("receipts missing"))?;
+        let mut rl =
+            crate::types::rlp::ListReader::whole(&receipts).map_err(|e| corrupt(&e.to_string()))?;
+        let mut receipt = None;
+        for i in 0..=index {
+            let mut one = rl.list().map_err(|e| corrupt(&e.to_string()))?;
+            if i == index {
+                let status = one.u64().map_err(|e| corrupt(&e.to_string()))?;
+                let gas_used = one.u64().map_err(|e| corrupt(&e.to_string()))?;
+                receipt = Some((status, gas_used));
+            }
+        }
+        Ok(Some(TxRecord {
+            tx,
+            sender,
+            location: crate::types::json::Location {
+                block_hash,
+                block_number: number,
+                index: u64::from(index),
+            },
+            receipt,
+        }))
+    }
+
+    /// The block with this hash: its header, its transactions with their senders, and the
+    /// length of its RLP.
+    pub fn block_by_hash(&self, hash: &Hash) -> Result<Option<BlockRecord>, ChainError> {
+        let corrupt =
+            |what: String| ChainError::Corrupt(format!("block 0x{}: {what}", hex::encode(hash)));
+        let Some(block) = self.db.block(hash)? else {
+            return Ok(None);
+        };
+        let (header_rlp, tx_list) = db::split_block(&block)?;
+        let header = Header::decode(header_rlp).map_err(|e| corrupt(e.to_string()))?;
+        let txs =
+            crate::types::block::decode_tx_list(tx_list).map_err(|e| corrupt(e.to_string()))?;
+        let size = block.len() as u64;
+        let mut transactions = Vec::with_capacity(txs.len());
+        for tx in txs {
+            let sender = match &tx {
+                Transaction::Legacy(_) => *tx
+                    .signers()
+                    .map_err(|e| corrupt(e.to_string()))?
+                    .first()
+                    .ok_or_else(|| corrupt("a transaction without a signature".into()))?,
+                Transaction::ValueTransfer(t) => t.from,
+                Transaction::AccountUpdate(t) => t.from,
+            };
+            transactions.push((tx, sender));
+        }
+        Ok(Some(BlockRecord {
+            hash: *hash,
+            header,
+            transactions,
+            size,
+        }))
+    }
+
+    /// The canonical block at `number` (the head when `None`).
+    pub fn block_by_number(&self, number: Option<u64>) -> Result<Option<BlockRecord>, ChainError> {
+        let number = number.unwrap_or_else(|| self.head_number());
+        match self.db.hash_at(number)? {
+            Some(h) => self.block_by_hash(&h),
+            None => Ok(None),
+        }
+    }
+
+    /// The sum of the block scores from genesis to block `number` (every block after
+    /// genesis scores 1).
+    pub fn total_block_score(&self, number: u64) -> u64 {
+        GENESIS_BLOCK_SCORE + number
+    }
+
+    /// The blocks an import refused lately (at most [`BAD_BLOCKS`]), newest last, with why.
+    pub fn bad_blocks(&self) -> Vec<(crate::types::block::Block, String)> {
+        self.bad_blocks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    pub(crate) fn remember_bad_block(&self, block: crate::types::block::Block, why: String) {
+        let mut bad = self.bad_blocks.lock().unwrap_or_else(|p| p.into_inner());
+        if bad.len() == BAD_BLOCKS {
+            bad.pop_front();
+        }
+        bad.push_back((block, why));
+    }
+
+    /// Every account of the state of block `number` (the head when `None`): its address
+    /// when known, the trie key, the account. `None` when the chain lacks the block.
+    #[allow(clippy::type_complexity)]
+    pub fn dump(
+        &self,
+        number: Option<u64>,
+    ) -> Result<Option<(Hash, Vec<(Option<Address>, Hash, Account)>)>, ChainError> {
+        let number = number.unwrap_or_else(|| self.head_number());
+        let Some((_, header)) = self.header_at(number)? else {
+            return Ok(None);
+        };
+        self.check_state_kept(number)?;
+        let nodes = self.db_nodes();
+        let entries = State::at(&nodes, header.state_root).entries()?;
+        let mut out = Vec::with_capacity(entries.len());
+        for (key, acct) in entries {
+            let address = self
+                .db
+                .trie_node(&key)?
+                .filter(|b| b.len() == 20)
+                .map(|b| Address(b.try_into().expect("20 bytes")));
+            out.push((address, key, acct));
+        }
+        Ok(Some((header.state_root, out)))
+    }
+
+    /// The hash of every trie node of the state of block `number`. `None` when the chain
+    /// lacks the block.
+    pub fn state_nodes(
+        &self,
+        number: Option<u64>,
+    ) -> Result<Option<(Hash, Vec<Hash>)>, ChainError> {
+        let number = number.unwrap_or_else(|| self.head_number());
+        let Some((_, header)) = self.header_at(number)? else {
+            return Ok(None);
+        };
+        self.check_state_kept(number)?;
+        let nodes = self.db_nodes();
+        let mut out = Vec::new();
+        crate::trie::reachable(&nodes, header.state_root, &mut |h, _| out.push(*h))
+            .map_err(StateError::from)?;
+        Ok(Some((header.state_root, out)))
+    }
+
+    /// The accounts the blocks after `start` up to `end` changed (senders, recipients,
+    /// rewardbases), sorted. `None` when the chain lacks one of the blocks.
+    pub fn modified_accounts(
+        &self,
+        start: u64,
+        end: u64,
+    ) -> Result<Option<Vec<Address>>, ChainError> {
+        let mut set = std::collections::BTreeSet::new();
+        for n in start.saturating_add(1)..=end {
+            let Some(b) = self.block_by_number(Some(n))? else {
+                return Ok(None);
+            };
+            set.insert(b.header.rewardbase);
+            for (tx, sender) in &b.transactions {
+                set.insert(*sender);
+                match tx {
+                    Transaction::Legacy(t) => set.extend(t.to),
+                    Transaction::ValueTransfer(t) => {
+                        set.insert(t.to);
+                    }
+                    Transaction::AccountUpdate(_) => {}
+                }
+            }
+        }
+        Ok(Some(set.into_iter().collect()))
+    }
+
+    /// The canonical header at `number`, with its hash.
+    pub fn header_at(&self, number: u64) -> Result<Option<(Hash, Header)>, ChainError> {
+        let Some(hash) = self.db.hash_at(number)? else {
+            return Ok(None);
+        };
+        let bytes = self
+            .db
+            .header(&hash)?
+            .ok_or_else(|| ChainError::Corrupt(format!("header of block {number} missing")))?;
+        let header = Header::decode(&bytes)
+            .map_err(|e| ChainError::Corrupt(format!("block {number}: {e}")))?;
+        Ok(Some((hash, header)))
+    }
+
+    /// The account at `address` in the state of block `number` (the head when `None`).
+    pub fn account(
+        &self,
+        address: &Address,
+        number: Option<u64>,
+    ) -> Result<Option<Account>, ChainError> {
+        let root = match number {
+            None => self.head().header.state_root,
+            Some(n) => match self.header_at(n)? {
+                Some((_, h)) => {
+                    self.check_state_kept(n)?;
+                    h.state_root
+                }
+                None => return Ok(None),
+            },
+        };
+        let nodes = self.db_nodes();
+        Ok(Some(State::at(&nodes, root).account(address)?))
+    }
+}

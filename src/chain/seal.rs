@@ -1,0 +1,324 @@
+//! Sealing: the pending transactions become the next block, signed by the chain's one
+//! validator. [`Chain::seal`] takes the pool's pending transactions, runs them (`run.rs`)
+//! over the accounts as the pool sees them, writes the new state's trie nodes, the roots and
+//! the sealed header in one durable database write, and moves the head; [`seal_header`]
+//! writes the BFT extra data and the seals; [`Sealer`] is the `--dev` service that seals
+//! whenever transactions are pending.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::admission::{Admission, ACCOUNT_CACHE_LIMIT};
+use super::db::{BlockWrite, Hash};
+use super::pool;
+use super::run::BlockRun;
+use super::state::{Account, State};
+use super::{preimage, Chain, ChainError, Head};
+use crate::crypto::{keccak256, Address, SecretKey};
+use crate::events::{Event, NewHead};
+use crate::service::{Service, Worker};
+use crate::types::block::{BftExtra, DeriveSha, Header};
+use crate::types::receipt::Receipt;
+use crate::types::rlp::list;
+
+/// Seals `header` as the chain's one validator: BFT extra data naming `validator`, its
+/// proposer seal over the seal hash and its committed seal over the block hash (reference
+/// 10.4). Everything else in the header must be final.
+pub fn seal_header(header: &mut Header, validator: &SecretKey) {
+    let mut extra = BftExtra {
+        vanity: [0; 31],
+        round: 0,
+        validators: vec![validator.address()],
+        seal: Vec::new(),
+        committed_seals: Vec::new(),
+    };
+    header.extra = extra.encode();
+    let seal_hash = header.seal_hash().expect("BFT extra data was just written");
+    extra.seal = validator.sign_hash(&seal_hash).to_vec();
+    header.extra = extra.encode();
+    let mut commit = header.hash().to_vec();
+    commit.push(0x02);
+    extra.committed_seals = vec![validator.sign_hash(&keccak256(&commit)).to_vec()];
+    header.extra = extra.encode();
+}
+
+impl Chain {
+    /// Seals the pending transactions into a block signed by `validator` and makes it the
+    /// head. `None` when nothing is pending.
+    ///
+    /// The pool's lock is held only to take the transactions and work out the accounts they
+    /// change (arithmetic on cached accounts); from then on the pool checks new transactions
+    /// against those accounts. The trie update, the roots, the seal and the durable write
+    /// happen without it, so that transactions keep arriving while a block is written.
+    pub fn seal(&self, validator: &SecretKey) -> Result<Option<[u8; 32]>, ChainError> {
+        let _sealing = self.sealing.lock().unwrap_or_else(|p| p.into_inner());
+        let parent = self.head();
+        let rewardbase = validator.address();
+        let (taken, changed, receipts, gas_total) = {
+            let mut adm = self.admission();
+            if adm.pool.is_empty() {
+                return Ok(None);
+            }
+            let taken: Arc<[pool::Pending]> = adm.pool.take().into();
+            let (changed, receipts, gas_total) = self.execute(&mut adm, &taken, rewardbase)?;
+            adm.in_flight = changed.clone();
+            adm.sealing = taken
+                .iter()
+                .map(|p| (p.hash, (p.tx.clone(), p.sender)))
+                .collect();
+            (taken, changed, receipts, gas_total)
+        };
+        let written = self.write_block(validator, &parent, &taken, &changed, &receipts, gas_total);
+        let mut adm = self.admission();
+        adm.in_flight.clear();
+        adm.sealing.clear();
+        let (hash, header) = match written {
+            Ok(w) => w,
+            Err(e) => {
+                // The block's transactions are dropped: the pool forgot them when it took
+                // them, and the view goes back to the head's accounts.
+                return Err(e);
+            }
+        };
+        let head = NewHead {
+            number: header.number,
+            hash,
+            parent_hash: header.parent_hash,
+            timestamp: header.time,
+        };
+        *self.head.lock().unwrap_or_else(|p| p.into_inner()) = Head { hash, header };
+        if adm.accounts.len() + changed.len() > ACCOUNT_CACHE_LIMIT {
+            adm.accounts.clear();
+        }
+        adm.accounts.extend(changed);
+        let promoted = self.promote_queued(&mut adm);
+        drop(adm);
+        self.publish(Event::NewHead(Arc::new(head)));
+        for h in promoted {
+            self.publish(Event::PendingTransaction(h));
+        }
+        Ok(Some(hash))
+    }
+
+    /// Runs `taken` on the accounts as the pool sees them: the accounts changed (the
+    /// rewardbase credited with the fees), each transaction's receipt, and the gas used.
+    #[allow(clippy::type_complexity)]
+    fn execute(
+        &self,
+        adm: &mut Admission,
+        taken: &[pool::Pending],
+        rewardbase: Address,
+    ) -> Result<(HashMap<Address, Account>, Vec<Receipt>, u64), ChainError> {
+        let mut run = BlockRun::default();
+        let mut read = |a: &Address| self.admission_account(adm, a).map_err(ChainError::from);
+        for p in taken {
+            // The pool checked the nonce and the balance against these very accounts.
+            run.apply(&p.tx, p.sender, p.gas_used, &mut read)?;
+        }
+        run.finish(rewardbase, &mut read)
+    }
+
+    /// Writes the block of `taken` on top of `parent`: the state with `changed`, the roots,
+    /// the header sealed by `validator`, all in one durable database transaction. Its hash
+    /// and header.
+    fn write_block(
+        &self,
+        validator: &SecretKey,
+        parent: &Head,
+        taken: &[pool::Pending],
+        changed: &HashMap<Address, Account>,
+        receipts: &[Receipt],
+        gas_total: u64,
+    ) -> Result<(Hash, Header), ChainError> {
+        let nodes = self.db_nodes();
+        let mut state = State::at(&nodes, parent.header.state_root);
+        for (address, account) in changed {
+            state.set(address, account)?;
+        }
+        let (state_root, mut nodes_new) = state.commit();
+        drop(state);
+        nodes_new.extend(changed.keys().map(preimage));
+        let rewardbase = validator.address();
+        let tx_encodings: Vec<Vec<u8>> = taken.iter().map(|p| p.tx.encode()).collect();
+        let receipt_encodings: Vec<Vec<u8>> = receipts.iter().map(Receipt::encode).collect();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let mut block_score = [0u8; 32];
+        block_score[31] = 1;
+        let mut header = Header {
+            parent_hash: parent.hash,
+            rewardbase,
+            state_root,
+            transactions_root: DeriveSha::Original.root(&tx_encodings),
+            receipts_root: DeriveSha::Original.root(&receipt_encodings),
+            bloom: Box::new([0; 256]),
+            block_score,
+            number: parent.header.number + 1,
+            gas_used: gas_total,
+            time: now.as_secs().max(parent.header.time),
+            time_fos: (now.subsec_millis() / 10) as u8,
+            extra: Vec::new(),
+            governance: Vec::new(),
+            vote: Vec::new(),
+            base_fee: None,
+            random_reveal: None,
+            mix_hash: None,
+        };
+        seal_header(&mut header, validator);
+        let hash = header.hash();
+        let tx_hashes: Vec<[u8; 32]> = taken.iter().map(|p| p.hash).collect();
+        let mut body = Vec::new();
+        for t in &tx_encodings {
+            body.extend_from_slice(t);
+        }
+        let mut receipts_rlp = Vec::new();
+        for r in &receipt_encodings {
+            receipts_rlp.extend_from_slice(r);
+        }
+        self.db.commit_block(&BlockWrite {
+            number: header.number,
+            hash: &hash,
+            header: &header.encode(),
+            body: &list(&list(&body)),
+            receipts: &list(&receipts_rlp),
+            tx_hashes: &tx_hashes,
+            trie_nodes: &nodes_new,
+        })?;
+        for (h, n) in nodes_new {
+            self.nodes.insert(h, n.into());
+        }
+        Ok((hash, header))
+    }
+}
+
+/// How often the sealer looks at the pool.
+const SEAL_TICK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The `--dev` sealer (`sealer` thread): seals a block as soon as transactions are pending,
+/// and, given a period, no sooner than that after the previous block.
+pub struct Sealer {
+    chain: Arc<Chain>,
+    key: Option<SecretKey>,
+    period: std::time::Duration,
+    worker: Option<Worker>,
+}
+
+impl Sealer {
+    /// A sealer of `chain` signing with `key` (the validator's), sealing at most once per
+    /// `period` (zero: whenever transactions are pending).
+    pub fn new(chain: Arc<Chain>, key: SecretKey, period: std::time::Duration) -> Sealer {
+        Sealer {
+            chain,
+            key: Some(key),
+            period,
+            worker: None,
+        }
+    }
+}
+
+impl Service for Sealer {
+    fn name(&self) -> &'static str {
+        "sealer"
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let chain = self.chain.clone();
+        let key = self.key.take().ok_or("the sealer was started twice")?;
+        let period = self.period;
+        let mut last: Option<std::time::Instant> = None;
+        self.worker = Some(Worker::periodic("sealer", SEAL_TICK, move || {
+            if last.is_some_and(|l| l.elapsed() < period) {
+                return;
+            }
+            match chain.seal(&key) {
+                Ok(Some(hash)) => {
+                    last = Some(std::time::Instant::now());
+                    crate::log::info(
+                        "Sealed a block",
+                        &[
+                            ("number", &chain.head_number().to_string()),
+                            ("hash", &format!("0x{}", hex::encode(hash))),
+                        ],
+                    )
+                }
+                Ok(None) => {}
+                Err(e) => crate::log::error("Sealing failed", &[("err", &e.to_string())]),
+            }
+        })?);
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut w) = self.worker.take() {
+            w.stop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::genesis::Genesis;
+    use crate::types::transaction::Transaction;
+
+    #[test]
+    fn a_sealed_block_is_signed_by_the_validator_and_holds_the_new_state() {
+        use crate::types::transaction::ValueTransfer;
+        let dir = tempfile::tempdir().unwrap();
+        let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let mut funds = [0u8; 32];
+        funds[20] = 1; // 2^88
+        let chain = Chain::open(dir.path(), &Genesis::dev(key.address(), funds)).unwrap();
+        let to = Address([0x35; 20]);
+        let mut price = [0u8; 32];
+        price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
+        let mut value = [0u8; 32];
+        value[31] = 5;
+        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+            nonce: 0,
+            gas_price: price,
+            gas: 21_000,
+            to,
+            value,
+            from: key.address(),
+            signatures: Vec::new(),
+        });
+        tx.sign(&key, chain.chain_id());
+        let hash = chain.submit(tx).unwrap();
+        assert_eq!(chain.pending().len(), 1);
+        assert_eq!(chain.pending_nonce(&key.address()).unwrap(), 1);
+        let block_hash = chain.seal(&key).unwrap().unwrap();
+        assert!(chain.pending().is_empty());
+        assert_eq!(chain.seal(&key).unwrap(), None, "nothing left to seal");
+        let b = chain.block_by_number(Some(1)).unwrap().unwrap();
+        assert_eq!((b.hash, b.header.hash()), (block_hash, block_hash));
+        assert_eq!(b.header.parent_hash, chain.genesis_hash().unwrap());
+        let bft = BftExtra::decode(&b.header.extra).unwrap();
+        assert_eq!(bft.validators, vec![key.address()]);
+        let recover = |hash: &[u8; 32], sig: &[u8]| {
+            crate::crypto::recover_address(hash, sig[..64].try_into().unwrap(), sig[64]).unwrap()
+        };
+        assert_eq!(
+            recover(&b.header.seal_hash().unwrap(), &bft.seal),
+            key.address()
+        );
+        let mut commit = block_hash.to_vec();
+        commit.push(0x02);
+        assert_eq!(
+            recover(&keccak256(&commit), &bft.committed_seals[0]),
+            key.address()
+        );
+        assert_eq!(b.transactions[0].0.hash(), hash);
+        let record = chain.transaction(&hash).unwrap().unwrap();
+        assert_eq!(record.receipt, Some((1, 21_000)));
+        assert_eq!(chain.account(&to, None).unwrap().unwrap().balance, value);
+        assert_eq!(
+            chain.account(&key.address(), None).unwrap().unwrap().nonce,
+            1
+        );
+        // The block's roots are those of its content.
+        let enc = vec![b.transactions[0].0.encode()];
+        assert_eq!(b.header.transactions_root, DeriveSha::Original.root(&enc));
+    }
+}
