@@ -264,8 +264,6 @@ fn refusals_change_neither_state_nor_pool() {
         ("personal_sendValueTransfer", json!([{"from": b, "to": TO}, "pw"]), -32000, "tx fields should be filled with valid values"),
         ("personal_sendAccountUpdate", json!([{"from": b}, "pw"]), -32000, "tx fields should be filled with valid values"),
         ("personal_sendAccountUpdate", json!([{"from": b, "key": "0x06c0"}, "pw"]), -32000, "undefined account key type"),
-        ("personal_sendTransaction", json!([{"from": b, "input": "0x6000"}, "pw"]), -32000, "contract creation and call data are not supported on this chain"),
-        ("personal_sendTransaction", json!([{"from": b, "to": TO, "data": "0x01"}, "pw"]), -32000, "contract creation and call data are not supported on this chain"),
         ("personal_sendTransaction", json!([{"from": b}, "pw"]), -32000, "contract creation without any data provided"),
         ("personal_sendTransaction", json!([{"from": b, "to": TO, "data": "0x01", "input": "0x02"}, "pw"]), -32000, r#"Both "data" and "input" are set and not equal. Please use "input" to pass transaction call data."#),
         ("personal_sendTransaction", json!([{"from": b, "to": TO, "value": "0x1", "typeInt": 8}, "pw"]), -32602, "invalid argument 0: personal_sendTransaction sends legacy transactions (typeInt 0); typeInt 8 is sent with personal_sendValueTransfer (8) or personal_sendAccountUpdate (32)"),

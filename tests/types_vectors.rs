@@ -198,6 +198,7 @@ fn transactions_match_the_worked_examples() {
             Transaction::Legacy(t) => vec![t.signature.unwrap()],
             Transaction::ValueTransfer(t) => t.signatures.clone(),
             Transaction::AccountUpdate(t) => t.signatures.clone(),
+            other => panic!("{name}: not a type of these vectors: {}", other.type_name()),
         };
         assert_eq!(sigs[0].v, case["v"].as_u64().unwrap(), "{name}: V");
         assert_eq!(sigs[0].chain_id(), chain_id, "{name}: chain id from V");

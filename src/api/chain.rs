@@ -276,8 +276,15 @@ impl ChainApi {
     /// `chain_getTransactionReceipt(hash)`: the receipt object of reference 11.1.
     fn get_transaction_receipt(&self, _: &Call, p: &Params) -> Result<Option<ReceiptJson>> {
         Ok(self.record(p)?.and_then(|r| {
-            let (status, gas_used) = r.receipt?;
-            Some(TransactionJson::new(&r.tx, r.sender, r.location).into_receipt(status, gas_used))
+            let sealed = r.receipt?;
+            Some(
+                TransactionJson::new(&r.tx, r.sender, r.location).into_receipt(
+                    &sealed.receipt,
+                    r.location,
+                    sealed.first_log,
+                    sealed.contract,
+                ),
+            )
         }))
     }
 

@@ -281,12 +281,6 @@ impl TxArgs {
                 if to.is_none() && input.is_empty() {
                     return Err(AccountError::Args("contract creation without any data provided".into()).into());
                 }
-                if to.is_none() || !input.is_empty() {
-                    return Err(AccountError::Args(
-                        crate::chain::validate::InvalidTransaction::NoContracts.to_string(),
-                    )
-                    .into());
-                }
                 Transaction::Legacy(Legacy {
                     nonce,
                     gas_price,
@@ -337,11 +331,7 @@ impl TxArgs {
         };
         let needed = tx.intrinsic_gas() + key.validation_gas(role, 1);
         let gas = gas.unwrap_or(DEFAULT_GAS.max(needed));
-        match &mut tx {
-            Transaction::Legacy(t) => t.gas = gas,
-            Transaction::ValueTransfer(t) => t.gas = gas,
-            Transaction::AccountUpdate(t) => t.gas = gas,
-        }
+        tx.set_gas(gas);
         Ok(tx)
     }
 
@@ -393,12 +383,7 @@ pub fn send(chain: &Chain, args: &TxArgs, key: KeySource<'_>) -> Result<[u8; 32]
         .as_ref()
         .map(|l| l.lock().unwrap_or_else(|p| p.into_inner()));
     if given.is_none() {
-        let nonce = chain.pending_nonce(&args.from)?;
-        match &mut tx {
-            Transaction::Legacy(t) => t.nonce = nonce,
-            Transaction::ValueTransfer(t) => t.nonce = nonce,
-            Transaction::AccountUpdate(t) => t.nonce = nonce,
-        }
+        tx.set_nonce(chain.pending_nonce(&args.from)?);
     }
     tx.sign(&key, chain.chain_id());
     drop(key);

@@ -59,11 +59,7 @@ impl Namespace for TxpoolApi {
 }
 
 fn nonce_of(tx: &Transaction) -> u64 {
-    match tx {
-        Transaction::Legacy(t) => t.nonce,
-        Transaction::ValueTransfer(t) => t.nonce,
-        Transaction::AccountUpdate(t) => t.nonce,
-    }
+    tx.nonce()
 }
 
 impl TxpoolApi {
@@ -112,20 +108,15 @@ impl TxpoolApi {
     /// `txpool_inspect`: `<to>: <value> wei + <gas> gas × <gasPrice> wei`.
     fn inspect(&self, _: &Call, _: &Params) -> Result<ByAccount<String>> {
         self.by_account(|tx, _| {
-            let (to, value, gas, price) = match tx {
-                Transaction::Legacy(t) => (
-                    t.to.map(|a| format!("0x{}", hex::encode(a.0))),
-                    t.value,
-                    t.gas,
-                    t.gas_price,
-                ),
-                Transaction::ValueTransfer(t) => (
-                    Some(format!("0x{}", hex::encode(t.to.0))),
-                    t.value,
-                    t.gas,
-                    t.gas_price,
-                ),
-                Transaction::AccountUpdate(t) => (None, [0; 32], t.gas, t.gas_price),
+            let (to, value, gas, price) = (
+                tx.to().map(|a| format!("0x{}", hex::encode(a.0))),
+                tx.value(),
+                tx.gas(),
+                tx.gas_price(),
+            );
+            let none = match tx {
+                Transaction::AccountUpdate(_) => "account update",
+                _ => "contract creation",
             };
             let decimal = |v: &[u8; 32]| {
                 u128::from_str_radix(quantity(v).trim_start_matches("0x"), 16)
@@ -133,7 +124,7 @@ impl TxpoolApi {
             };
             format!(
                 "{}: {} wei + {} gas × {} wei",
-                to.unwrap_or_else(|| "account update".into()),
+                to.unwrap_or_else(|| none.into()),
                 decimal(&value),
                 gas,
                 decimal(&price)

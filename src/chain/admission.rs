@@ -104,11 +104,10 @@ impl Chain {
         tx: Transaction,
         signers: Result<Vec<crate::types::account_key::Signer>, crate::types::transaction::TxError>,
     ) -> Result<[u8; 32], SubmitError> {
-        let sender = match (&tx, &signers) {
-            (Transaction::Legacy(_), Ok(s)) => s.first().map(|s| s.address),
-            (Transaction::Legacy(_), Err(_)) => None,
-            (Transaction::ValueTransfer(t), _) => Some(t.from),
-            (Transaction::AccountUpdate(t), _) => Some(t.from),
+        let sender = match (tx.from(), &signers) {
+            (Some(from), _) => Some(from),
+            (None, Ok(s)) => s.first().map(|s| s.address),
+            (None, Err(_)) => None,
         };
         let mut adm = self.admission();
         // The sender's account is in the view before the pool asks for it.

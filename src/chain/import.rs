@@ -21,16 +21,17 @@ use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::db::{BlockWrite, Hash};
-use super::run::BlockRun;
+use super::run::{state_source, BlockRun};
 use super::seal_batch;
-use super::state::{sub, State};
-use super::validate::{check_tx, InvalidTransaction};
-use super::{Chain, ChainError, DbNodes, Head};
+use super::state::State;
+use super::validate::check_tx;
+use super::{Chain, DbNodes, Head};
 use crate::crypto::{keccak256, recover_address, Address};
+use crate::exec::Env;
 use crate::trie::NodeStore;
 use crate::types::account_key::Signer;
 use crate::types::block::{BftExtra, Block, DeriveSha};
-use crate::types::receipt::Receipt;
+use crate::types::receipt::{block_bloom, Receipt};
 use crate::types::rlp::list;
 use crate::types::transaction::{Transaction, TxError};
 
@@ -490,6 +491,7 @@ impl Chain {
         // it are stored, then its reason is returned.
         let db_nodes = self.db_nodes();
         let mut pending: HashMap<Hash, Vec<u8>> = HashMap::new();
+        let mut batch_hashes: HashMap<u64, Hash> = HashMap::new();
         let mut parent = head.clone();
         let mut checked = 0usize;
         let stop = AtomicBool::new(false);
@@ -505,7 +507,7 @@ impl Chain {
                 if stop.load(Ordering::Relaxed) {
                     return Err(None);
                 }
-                let (r, _changed) = self
+                let r = self
                     .check_block(
                         &blocks[i],
                         rec,
@@ -515,8 +517,10 @@ impl Chain {
                             pending: &pending,
                             db: &db_nodes,
                         },
+                        &batch_hashes,
                     )
                     .map_err(Some)?;
+                batch_hashes.insert(r.number, r.hash);
                 if checked == 0 {
                     // Room for the batch's nodes at once, as many a block as the first has
                     // (growing the map step by step rehashed it a dozen times).
@@ -729,9 +733,9 @@ impl Chain {
         )));
     }
 
-    /// Checks one block on top of `parent`, running it against the state `nodes` hold: its
-    /// encoded parts and the trie nodes it adds, and the accounts it changed.
-    #[allow(clippy::type_complexity)]
+    /// Checks one block on top of `parent`, running it against the state `nodes` hold (the
+    /// hashes of the batch's earlier blocks, not stored yet, in `batch_hashes`): its encoded
+    /// parts and the trie nodes it adds.
     fn check_block(
         &self,
         block: &Block,
@@ -739,7 +743,8 @@ impl Chain {
         parent: &Head,
         validator: Address,
         nodes: &BatchNodes<'_>,
-    ) -> Result<(Ready, HashMap<Address, super::state::Account>), String> {
+        batch_hashes: &HashMap<u64, Hash>,
+    ) -> Result<Ready, String> {
         let h = &block.header;
         let number = h.number;
         let bad = |why: String| format!("block {number}: {why}");
@@ -763,9 +768,20 @@ impl Chain {
         if rec.tx_root != h.transactions_root {
             return Err(bad("transactions root mismatch".into()));
         }
-        let state = State::at(nodes, parent.header.state_root);
-        let mut read = |a: &Address| state.account(a).map_err(ChainError::from);
-        let mut run = BlockRun::default();
+        let env = Env {
+            number,
+            timestamp: h.time,
+            rewardbase: h.rewardbase,
+            parent_hash: parent.hash,
+            chain_id: self.chain_id(),
+        };
+        let source = state_source(nodes, parent.header.state_root, |n| {
+            batch_hashes
+                .get(&n)
+                .copied()
+                .or_else(|| self.db.hash_at(n).ok().flatten())
+        });
+        let mut run = BlockRun::new(env, source);
         for (i, ((tx, signers), raw)) in block
             .transactions
             .iter()
@@ -774,31 +790,21 @@ impl Chain {
             .enumerate()
         {
             let tx_err = |why: String| bad(format!("transaction {i}: {why}"));
-            let (checked, acct) = check_tx(
+            let (checked, _) = check_tx(
                 tx,
                 signers.as_deref(),
                 self.chain_id(),
                 self.unit_price(),
                 raw.len(),
-                |a| run.account(a, &mut read).map_err(|e| e.to_string()),
+                |a| run.account(a).map_err(|e| e.to_string()),
             )
             .map_err(|e| tx_err(e.to_string()))?;
-            if checked.nonce != acct.nonce {
-                return Err(tx_err(format!(
-                    "nonce {} where the sender's is {}",
-                    checked.nonce, acct.nonce
-                )));
-            }
-            if sub(&acct.balance, &checked.cost).is_none() {
-                return Err(tx_err(InvalidTransaction::InsufficientFunds.to_string()));
-            }
-            run.apply(tx, checked.sender, checked.gas_used, &mut read)
+            run.fits(tx, checked.sender, &checked.cost)
+                .map_err(|e| tx_err(e.to_string()))?;
+            run.apply(tx, checked.sender, checked.gas_used, checked.validation_gas)
                 .map_err(|e| tx_err(e.to_string()))?;
         }
-        let (changed, receipts, gas) = run
-            .finish(h.rewardbase, &mut read)
-            .map_err(|e| bad(e.to_string()))?;
-        drop(state);
+        let (changes, receipts, gas) = run.finish();
         if gas != h.gas_used {
             return Err(bad(format!(
                 "gas used {} where the header says {}",
@@ -809,15 +815,14 @@ impl Chain {
         if DeriveSha::Original.root(&receipt_encodings) != h.receipts_root {
             return Err(bad("receipts root mismatch".into()));
         }
-        if h.bloom.iter().any(|&b| b != 0) {
-            return Err(bad("logs bloom is not empty".into()));
+        if *h.bloom != block_bloom(&receipts) {
+            return Err(bad("logs bloom mismatch".into()));
         }
         let mut state = State::at(nodes, parent.header.state_root);
-        for (a, acct) in &changed {
-            state.set(a, acct).map_err(|e| bad(e.to_string()))?;
-        }
-        let (root, mut new_nodes) = state.commit();
-        new_nodes.extend(changed.keys().map(super::preimage));
+        let mut new_nodes = state.apply(&changes).map_err(|e| bad(e.to_string()))?;
+        let (root, account_nodes) = state.commit();
+        new_nodes.extend(account_nodes);
+        new_nodes.extend(changes.accounts.keys().map(super::preimage));
         if root != h.state_root {
             return Err(bad(format!(
                 "state root mismatch: 0x{} where the header says 0x{}",
@@ -833,19 +838,16 @@ impl Chain {
         for r in &receipt_encodings {
             receipts_rlp.extend_from_slice(r);
         }
-        Ok((
-            Ready {
-                number,
-                hash: rec.hash,
-                header: rec.header_rlp,
-                body: list(&list(&body)),
-                receipts: list(&receipts_rlp),
-                tx_hashes: rec.tx_hashes,
-                nodes: new_nodes,
-                seal_terms: rec.seal_terms,
-            },
-            changed,
-        ))
+        Ok(Ready {
+            number,
+            hash: rec.hash,
+            header: rec.header_rlp,
+            body: list(&list(&body)),
+            receipts: list(&receipts_rlp),
+            tx_hashes: rec.tx_hashes,
+            nodes: new_nodes,
+            seal_terms: rec.seal_terms,
+        })
     }
 }
 

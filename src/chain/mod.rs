@@ -30,6 +30,7 @@
 
 mod admission;
 pub mod cachefile;
+pub mod call;
 pub mod db;
 pub mod export;
 pub mod genesis;
@@ -87,7 +88,7 @@ pub enum ChainError {
 pub const DEFAULT_NODE_CACHE_BYTES: usize = 512 << 20;
 
 /// The trie nodes of the chain database, through the node cache, as a node store.
-struct DbNodes<'a> {
+pub struct DbNodes<'a> {
     db: &'a ChainDb,
     cache: &'a NodeCache,
 }

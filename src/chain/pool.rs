@@ -42,8 +42,10 @@ pub struct Pending {
     pub tx: Transaction,
     pub hash: [u8; 32],
     pub sender: Address,
-    /// Intrinsic plus key-validation gas: what the transaction uses.
+    /// Intrinsic plus key-validation gas: what the transaction uses when it runs no code.
     pub gas_used: u64,
+    /// The key-validation gas alone.
+    pub validation_gas: u64,
     /// Gas limit x gas price + value: what the sender must hold for it.
     pub cost: U256,
     /// The recovered signers, kept to check the transaction again against the account key
@@ -108,14 +110,9 @@ fn fits_key(p: &Pending, key: &AccountKey) -> bool {
         Transaction::AccountUpdate(t) => {
             key.validates(role, p.sender, &p.signers) && key.replaced_by(&t.key).is_ok()
         }
-        Transaction::ValueTransfer(_) => key.validates(role, p.sender, &p.signers),
+        _ => key.validates(role, p.sender, &p.signers),
     };
-    let gas = match &p.tx {
-        Transaction::Legacy(t) => t.gas,
-        Transaction::ValueTransfer(t) => t.gas,
-        Transaction::AccountUpdate(t) => t.gas,
-    };
-    valid && gas >= p.tx.intrinsic_gas() + key.validation_gas(role, p.signers.len())
+    valid && p.tx.gas() >= p.tx.intrinsic_gas() + key.validation_gas(role, p.signers.len())
 }
 
 /// The key in force after `p` runs under `key`.
@@ -321,11 +318,10 @@ impl Pool {
         }
         // The sender's key is the one its pending transactions leave in force (an account
         // update among them changes it), as the block will run them.
-        let sender = match (&tx, &signers) {
-            (Transaction::Legacy(_), Ok(s)) => s.first().map(|s| s.address),
-            (Transaction::Legacy(_), Err(_)) => None,
-            (Transaction::ValueTransfer(t), _) => Some(t.from),
-            (Transaction::AccountUpdate(t), _) => Some(t.from),
+        let sender = match (tx.from(), &signers) {
+            (Some(from), _) => Some(from),
+            (None, Ok(s)) => s.first().map(|s| s.address),
+            (None, Err(_)) => None,
         };
         let in_force = sender
             .and_then(|a| self.senders.get(&a))
@@ -339,7 +335,7 @@ impl Pool {
             raw.len(),
             |a| {
                 let mut acct = account(a)?;
-                if let Some(k) = &in_force {
+                if let Some(k) = in_force.as_ref().filter(|_| Some(*a) == sender) {
                     acct.key = k.clone();
                 }
                 Ok(acct)
@@ -375,6 +371,7 @@ impl Pool {
             hash,
             sender: checked.sender,
             gas_used: checked.gas_used,
+            validation_gas: checked.validation_gas,
             cost: checked.cost,
             signers,
         };

@@ -10,6 +10,7 @@ use super::state::{Account, State, StateError};
 use super::{Chain, ChainError, GENESIS_BLOCK_SCORE};
 use crate::crypto::Address;
 use crate::types::block::Header;
+use crate::types::receipt::Receipt;
 use crate::types::transaction::Transaction;
 
 /// Refused blocks kept for `debug_getBadBlocks`.
@@ -32,8 +33,38 @@ pub struct TxRecord {
     pub tx: Transaction,
     pub sender: Address,
     pub location: crate::types::json::Location,
-    /// The receipt's status and gas used; `None` while pending.
-    pub receipt: Option<(u64, u64)>,
+    /// The receipt; `None` while pending.
+    pub receipt: Option<SealedReceipt>,
+}
+
+/// A sealed transaction's receipt, with what its JSON needs besides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealedReceipt {
+    pub receipt: Receipt,
+    /// The block-wide index of its first log.
+    pub first_log: u64,
+    /// The contract a creation made (filled for every creation, as the reference does,
+    /// even one that failed).
+    pub contract: Option<Address>,
+}
+
+/// The address the receipt of `tx` from `sender` names as created.
+pub fn created_contract(tx: &Transaction, sender: &Address) -> Option<Address> {
+    tx.is_create()
+        .then(|| crate::exec::create_address(sender, tx.nonce()))
+}
+
+/// The sender of a stored transaction: its `from`, or the signer of a legacy one.
+pub(crate) fn sender_of(tx: &Transaction) -> Result<Address, String> {
+    match tx.from() {
+        Some(a) => Ok(a),
+        None => tx
+            .signers()
+            .map_err(|e| e.to_string())?
+            .first()
+            .copied()
+            .ok_or_else(|| "a transaction without a signature".to_string()),
+    }
 }
 
 impl Chain {
@@ -80,30 +111,25 @@ impl Chain {
             .get(index as usize)
             .cloned()
             .ok_or_else(|| corrupt("index past the block's transactions"))?;
-        let sender = match &tx {
-            Transaction::Legacy(_) => *tx
-                .signers()
-                .map_err(|e| corrupt(&e.to_string()))?
-                .first()
-                .ok_or_else(|| corrupt("no signature"))?,
-            Transaction::ValueTransfer(t) => t.from,
-            Transaction::AccountUpdate(t) => t.from,
-        };
+        let sender = sender_of(&tx).map_err(|e| corrupt(&e))?;
         let receipts = self
             .db
             .receipts(&block_hash)?
             .ok_or_else(|| corrupt("receipts missing"))?;
-        let mut rl =
-            crate::types::rlp::ListReader::whole(&receipts).map_err(|e| corrupt(&e.to_string()))?;
-        let mut receipt = None;
-        for i in 0..=index {
-            let mut one = rl.list().map_err(|e| corrupt(&e.to_string()))?;
-            if i == index {
-                let status = one.u64().map_err(|e| corrupt(&e.to_string()))?;
-                let gas_used = one.u64().map_err(|e| corrupt(&e.to_string()))?;
-                receipt = Some((status, gas_used));
-            }
-        }
+        let receipts = Receipt::decode_list(&receipts).map_err(|e| corrupt(&e.to_string()))?;
+        let first_log = receipts
+            .iter()
+            .take(index as usize)
+            .map(|r| r.logs.len() as u64)
+            .sum();
+        let receipt = receipts
+            .into_iter()
+            .nth(index as usize)
+            .map(|receipt| SealedReceipt {
+                receipt,
+                first_log,
+                contract: created_contract(&tx, &sender),
+            });
         Ok(Some(TxRecord {
             tx,
             sender,
@@ -131,15 +157,7 @@ impl Chain {
         let size = block.len() as u64;
         let mut transactions = Vec::with_capacity(txs.len());
         for tx in txs {
-            let sender = match &tx {
-                Transaction::Legacy(_) => *tx
-                    .signers()
-                    .map_err(|e| corrupt(e.to_string()))?
-                    .first()
-                    .ok_or_else(|| corrupt("a transaction without a signature".into()))?,
-                Transaction::ValueTransfer(t) => t.from,
-                Transaction::AccountUpdate(t) => t.from,
-            };
+            let sender = sender_of(&tx).map_err(corrupt)?;
             transactions.push((tx, sender));
         }
         Ok(Some(BlockRecord {
@@ -227,31 +245,34 @@ impl Chain {
         Ok(Some((header.state_root, out)))
     }
 
-    /// The accounts the blocks after `start` up to `end` changed (senders, recipients,
-    /// rewardbases), sorted. `None` when the chain lacks one of the blocks.
+    /// The accounts whose state differs between block `start` and block `end` (balances,
+    /// nonces, keys, code, storage: whatever the blocks in between changed, contracts'
+    /// doings included), sorted. Found by comparing the two state tries, skipping what they
+    /// share. `None` when the chain lacks one of the blocks. An account whose address is not
+    /// known (no preimage) is left out.
     pub fn modified_accounts(
         &self,
         start: u64,
         end: u64,
     ) -> Result<Option<Vec<Address>>, ChainError> {
-        let mut set = std::collections::BTreeSet::new();
-        for n in start.saturating_add(1)..=end {
-            let Some(b) = self.block_by_number(Some(n))? else {
-                return Ok(None);
+        let (Some((_, a)), Some((_, b))) = (self.header_at(start)?, self.header_at(end)?) else {
+            return Ok(None);
+        };
+        self.check_state_kept(start)?;
+        let nodes = self.db_nodes();
+        let keys = crate::trie::diff::changed_keys(&nodes, a.state_root, b.state_root)
+            .map_err(StateError::from)?;
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            let Ok(key) = <[u8; 32]>::try_from(key.as_slice()) else {
+                continue;
             };
-            set.insert(b.header.rewardbase);
-            for (tx, sender) in &b.transactions {
-                set.insert(*sender);
-                match tx {
-                    Transaction::Legacy(t) => set.extend(t.to),
-                    Transaction::ValueTransfer(t) => {
-                        set.insert(t.to);
-                    }
-                    Transaction::AccountUpdate(_) => {}
-                }
+            if let Some(pre) = self.db.trie_node(&key)?.filter(|b| b.len() == 20) {
+                out.push(Address(pre.try_into().expect("20 bytes")));
             }
         }
-        Ok(Some(set.into_iter().collect()))
+        out.sort();
+        Ok(Some(out))
     }
 
     /// The canonical header at `number`, with its hash.

@@ -1,107 +1,154 @@
-//! A block's run: its transactions applied one after another to the accounts as the block
-//! has left them so far, giving the accounts changed, the receipts, the gas used and the
-//! fees credited to the rewardbase. Sealing runs the pool's transactions through it
-//! (`seal.rs`, on the pool's view of the accounts) and an import runs each received block's
-//! (`import.rs`, on the parent's state), so that both reach the same state from the same
-//! transactions. It reads accounts through a closure and writes nothing: committing the
-//! changes to the state trie is the caller's job.
+//! A block's run: its transactions, each checked against the state the block has reached
+//! (nonce, funds, the rules of its type), then executed (`exec`) one after another, giving
+//! the block's changes, receipts and gas. Sealing runs the pool's transactions through it
+//! (`seal.rs`, over the head's state with the pool's cached accounts in front) and an import
+//! runs each received block's (`import.rs`, over the parent's state), so that both reach
+//! the same state from the same transactions. It writes nothing: committing the changes to
+//! the tries is the caller's job.
 
 use std::collections::HashMap;
 
-use super::state::{self, Account};
+use super::state::{self, Account, Changes, StateError};
+use super::validate::{check_type_rules, InvalidTransaction};
 use super::ChainError;
 use crate::crypto::Address;
-use crate::types::receipt::{Receipt, STATUS_SUCCESS};
-use crate::types::transaction::Transaction;
+use crate::exec::{BlockExec, Env, ExecError, Outcome, Source, StateSource};
+use crate::trie::NodeStore;
+use crate::types::receipt::Receipt;
+use crate::types::transaction::{Transaction, U256};
 
-/// The effects of a block's transactions while it is run: the accounts changed, the
-/// receipts, the gas used and the fees owed to the rewardbase.
-#[derive(Default)]
-pub(crate) struct BlockRun {
-    pub changed: HashMap<Address, Account>,
-    pub receipts: Vec<Receipt>,
-    pub gas: u64,
-    fees: [u8; 32],
+type Hash = [u8; 32];
+
+impl From<ExecError> for ChainError {
+    fn from(e: ExecError) -> ChainError {
+        match e {
+            ExecError::State(s) => ChainError::State(s),
+            ExecError::Refused(why) => ChainError::Corrupt(why),
+        }
+    }
 }
 
-type ReadAccount<'a> = dyn FnMut(&Address) -> Result<Account, ChainError> + 'a;
+/// A [`Source`] over a state with a cache of externally owned accounts in front (the
+/// pool's view of the head, which sealing reads to save walking the trie for every sender).
+/// Only accounts that exist, hold something and have no code are taken from the cache: an
+/// empty one may be absent (execution tells the two apart), and a contract's storage root
+/// must come from the trie.
+pub(crate) struct CachedSource<'a, S: Source> {
+    pub cache: &'a HashMap<Address, Account>,
+    pub state: S,
+}
 
-impl BlockRun {
+impl<S: Source> Source for CachedSource<'_, S> {
+    fn account(&mut self, address: &Address) -> Result<Option<Account>, StateError> {
+        match self.cache.get(address) {
+            Some(a) if !a.is_empty() && a.contract.is_none() => Ok(Some(a.clone())),
+            _ => self.state.account(address),
+        }
+    }
+
+    fn storage(&mut self, root: &Hash, slot: &U256) -> Result<U256, StateError> {
+        self.state.storage(root, slot)
+    }
+
+    fn code(&mut self, hash: &Hash) -> Result<Vec<u8>, StateError> {
+        self.state.code(hash)
+    }
+
+    fn block_hash(&mut self, number: u64) -> Option<Hash> {
+        self.state.block_hash(number)
+    }
+}
+
+/// A state source over `store` at `root`, with block hashes from `hashes`.
+pub(crate) fn state_source<N: NodeStore, F: FnMut(u64) -> Option<Hash>>(
+    store: N,
+    root: Hash,
+    hashes: F,
+) -> StateSource<N, F> {
+    StateSource::new(store, root, hashes)
+}
+
+/// Why a transaction cannot run where the block has got to.
+#[derive(Debug)]
+pub(crate) enum Unfit {
+    /// Its nonce is not the sender's next one.
+    Nonce { tx: u64, account: u64 },
+    /// The sender cannot pay for it, or the rules of its type refuse it.
+    Invalid(InvalidTransaction),
+    /// The state could not be read.
+    Failed(ChainError),
+}
+
+impl std::fmt::Display for Unfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unfit::Nonce { tx, account } => {
+                write!(f, "nonce {tx} where the sender's is {account}")
+            }
+            Unfit::Invalid(e) => write!(f, "{e}"),
+            Unfit::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The block being run.
+pub(crate) struct BlockRun<S: Source> {
+    exec: BlockExec<S>,
+}
+
+impl<S: Source> BlockRun<S> {
+    pub fn new(env: Env, source: S) -> BlockRun<S> {
+        BlockRun {
+            exec: BlockExec::new(env, source),
+        }
+    }
+
     /// `address`'s account as the block has left it so far.
-    pub fn account(
-        &self,
-        address: &Address,
-        read: &mut ReadAccount<'_>,
-    ) -> Result<Account, ChainError> {
-        match self.changed.get(address) {
-            Some(a) => Ok(a.clone()),
-            None => read(address),
-        }
+    pub fn account(&mut self, address: &Address) -> Result<Account, ChainError> {
+        Ok(self.exec.account(address)?)
     }
 
-    fn take(
-        &mut self,
-        address: &Address,
-        read: &mut ReadAccount<'_>,
-    ) -> Result<Account, ChainError> {
-        match self.changed.remove(address) {
-            Some(a) => Ok(a),
-            None => read(address),
+    /// Whether `tx` of `sender`, needing `cost` (gas limit x price + value), may run now:
+    /// its nonce is the sender's next, the sender can pay, and its type's rules hold.
+    pub fn fits(&mut self, tx: &Transaction, sender: Address, cost: &U256) -> Result<(), Unfit> {
+        let acct = self.account(&sender).map_err(Unfit::Failed)?;
+        if tx.nonce() != acct.nonce {
+            return Err(Unfit::Nonce {
+                tx: tx.nonce(),
+                account: acct.nonce,
+            });
         }
+        if state::sub(&acct.balance, cost).is_none() {
+            return Err(Unfit::Invalid(InvalidTransaction::InsufficientFunds));
+        }
+        let mut failed = None;
+        let rules = check_type_rules(tx, sender, |a| {
+            self.account(a).map_err(|e| {
+                let text = e.to_string();
+                failed = Some(e);
+                InvalidTransaction::Key(text)
+            })
+        });
+        if let Some(e) = failed {
+            return Err(Unfit::Failed(e));
+        }
+        rules.map_err(Unfit::Invalid)
     }
 
-    /// Runs a checked transaction: the sender pays the value and `gas_used` x the gas price,
-    /// its nonce moves on and, for an update, its key changes; the recipient gets the value.
+    /// Runs a transaction that [`BlockRun::fits`]: `plain_gas` is what it uses when no code
+    /// runs (intrinsic plus key-validation gas), `validation_gas` the key-validation part.
     pub fn apply(
         &mut self,
         tx: &Transaction,
         sender: Address,
-        gas_used: u64,
-        read: &mut ReadAccount<'_>,
-    ) -> Result<(), ChainError> {
-        let (price, value, to, new_key) = match tx {
-            Transaction::Legacy(t) => (t.gas_price, t.value, t.to, None),
-            Transaction::ValueTransfer(t) => (t.gas_price, t.value, Some(t.to), None),
-            Transaction::AccountUpdate(t) => (t.gas_price, [0; 32], None, Some(&t.key)),
-        };
-        let fee = state::mul_u64(&price, gas_used)
-            .ok_or_else(|| ChainError::Corrupt("fee overflow".into()))?;
-        let mut from = self.take(&sender, read)?;
-        let cost =
-            state::add(&fee, &value).ok_or_else(|| ChainError::Corrupt("cost overflow".into()))?;
-        from.balance = state::sub(&from.balance, &cost)
-            .ok_or_else(|| ChainError::Corrupt("a checked transaction overdraws".into()))?;
-        from.nonce += 1;
-        if let Some(k) = new_key {
-            from.key = from.key.replaced_by(k).unwrap_or(from.key.clone());
-        }
-        self.changed.insert(sender, from);
-        if let Some(to) = to {
-            let mut r = self.take(&to, read)?;
-            r.balance = state::add(&r.balance, &value)
-                .ok_or_else(|| ChainError::Corrupt("balance overflow".into()))?;
-            self.changed.insert(to, r);
-        }
-        self.fees = state::add(&self.fees, &fee).unwrap_or(self.fees);
-        self.gas += gas_used;
-        self.receipts.push(Receipt {
-            status: STATUS_SUCCESS,
-            gas_used,
-            logs: Vec::new(),
-        });
-        Ok(())
+        plain_gas: u64,
+        validation_gas: u64,
+    ) -> Result<Outcome, ChainError> {
+        Ok(self.exec.run(tx, sender, plain_gas, validation_gas)?)
     }
 
-    /// Credits the fees to `rewardbase`: the accounts changed, the receipts, the gas used.
-    #[allow(clippy::type_complexity)]
-    pub fn finish(
-        mut self,
-        rewardbase: Address,
-        read: &mut ReadAccount<'_>,
-    ) -> Result<(HashMap<Address, Account>, Vec<Receipt>, u64), ChainError> {
-        let mut reward = self.take(&rewardbase, read)?;
-        reward.balance = state::add(&reward.balance, &self.fees).unwrap_or(reward.balance);
-        self.changed.insert(rewardbase, reward);
-        Ok((self.changed, self.receipts, self.gas))
+    /// The block's changes, receipts and gas used.
+    pub fn finish(self) -> (Changes, Vec<Receipt>, u64) {
+        self.exec.finish()
     }
 }

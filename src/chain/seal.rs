@@ -1,24 +1,24 @@
 //! Sealing: the pending transactions become the next block, signed by the chain's one
-//! validator. [`Chain::seal`] takes the pool's pending transactions, runs them (`run.rs`)
-//! over the accounts as the pool sees them, writes the new state's trie nodes, the roots and
+//! validator. [`Chain::seal`] takes the pool's pending transactions, runs them (`run.rs`,
+//! on the EVM where they run code) over the accounts as the pool sees them, writes the new state's trie nodes, the roots and
 //! the sealed header in one durable database write, and moves the head; [`seal_header`]
 //! writes the BFT extra data and the seals; [`Sealer`] is the `--dev` service that seals
 //! whenever transactions are pending.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::admission::{Admission, ACCOUNT_CACHE_LIMIT};
 use super::db::{BlockWrite, Hash};
 use super::pool;
-use super::run::BlockRun;
-use super::state::{Account, State};
+use super::run::{state_source, BlockRun, CachedSource, Unfit};
+use super::state::{Account, Changes, State};
 use super::{preimage, Chain, ChainError, Head};
-use crate::crypto::{keccak256, Address, SecretKey};
+use crate::crypto::{keccak256, SecretKey};
 use crate::events::{Event, NewHead};
+use crate::exec::Env;
 use crate::service::{Service, Worker};
 use crate::types::block::{BftExtra, DeriveSha, Header};
-use crate::types::receipt::Receipt;
+use crate::types::receipt::{block_bloom, Receipt};
 use crate::types::rlp::list;
 
 /// Seals `header` as the chain's one validator: BFT extra data naming `validator`, its
@@ -42,33 +42,61 @@ pub fn seal_header(header: &mut Header, validator: &SecretKey) {
     header.extra = extra.encode();
 }
 
+/// What running the taken transactions gave: those that ran (in order), the block's
+/// changes, receipts and gas used.
+struct Executed {
+    included: Vec<pool::Pending>,
+    changes: Changes,
+    receipts: Vec<Receipt>,
+    gas: u64,
+}
+
 impl Chain {
     /// Seals the pending transactions into a block signed by `validator` and makes it the
     /// head. `None` when nothing is pending.
     ///
-    /// The pool's lock is held only to take the transactions and work out the accounts they
-    /// change (arithmetic on cached accounts); from then on the pool checks new transactions
-    /// against those accounts. The trie update, the roots, the seal and the durable write
-    /// happen without it, so that transactions keep arriving while a block is written.
+    /// The pool's lock is held to take the transactions and run them over the accounts as
+    /// the pool sees them (the EVM for those that run code); from then on the pool checks
+    /// new transactions against the accounts the block leaves. The trie update, the roots,
+    /// the seal and the durable write happen without it, so that transactions keep arriving
+    /// while a block is written. A taken transaction that can no longer run (a contract it
+    /// needed went away, an earlier one of its sender was dropped) is left out and forgotten.
     pub fn seal(&self, validator: &SecretKey) -> Result<Option<[u8; 32]>, ChainError> {
         let _sealing = self.sealing.lock().unwrap_or_else(|p| p.into_inner());
         let parent = self.head();
-        let rewardbase = validator.address();
-        let (taken, changed, receipts, gas_total) = {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let time = now.as_secs().max(parent.header.time);
+        let env = Env {
+            number: parent.header.number + 1,
+            timestamp: time,
+            rewardbase: validator.address(),
+            parent_hash: parent.hash,
+            chain_id: self.chain_id(),
+        };
+        let run = {
             let mut adm = self.admission();
             if adm.pool.is_empty() {
                 return Ok(None);
             }
-            let taken: Arc<[pool::Pending]> = adm.pool.take().into();
-            let (changed, receipts, gas_total) = self.execute(&mut adm, &taken, rewardbase)?;
-            adm.in_flight = changed.clone();
-            adm.sealing = taken
+            let taken = adm.pool.take();
+            let run = self.execute(&adm, taken, &parent, env)?;
+            adm.in_flight = run
+                .changes
+                .accounts
+                .iter()
+                .map(|(a, acct)| (*a, acct.clone()))
+                .chain(run.changes.removed.iter().map(|a| (*a, Account::default())))
+                .collect();
+            adm.sealing = run
+                .included
                 .iter()
                 .map(|p| (p.hash, (p.tx.clone(), p.sender)))
                 .collect();
-            (taken, changed, receipts, gas_total)
+            run
         };
-        let written = self.write_block(validator, &parent, &taken, &changed, &receipts, gas_total);
+        let written = self.write_block(validator, &parent, &run, time, now.subsec_millis());
         let mut adm = self.admission();
         adm.in_flight.clear();
         adm.sealing.clear();
@@ -87,10 +115,21 @@ impl Chain {
             timestamp: header.time,
         };
         *self.head.lock().unwrap_or_else(|p| p.into_inner()) = Head { hash, header };
-        if adm.accounts.len() + changed.len() > ACCOUNT_CACHE_LIMIT {
+        if adm.accounts.len() + run.changes.accounts.len() > ACCOUNT_CACHE_LIMIT {
             adm.accounts.clear();
         }
-        adm.accounts.extend(changed);
+        // The pool's cache keeps accounts without code; a contract's (whose storage root the
+        // write just changed) is read again from the trie when needed.
+        for (a, acct) in run.changes.accounts {
+            if acct.contract.is_some() {
+                adm.accounts.remove(&a);
+            } else {
+                adm.accounts.insert(a, acct);
+            }
+        }
+        for a in &run.changes.removed {
+            adm.accounts.remove(a);
+        }
         let promoted = self.promote_queued(&mut adm);
         drop(adm);
         self.publish(Event::NewHead(Arc::new(head)));
@@ -100,50 +139,75 @@ impl Chain {
         Ok(Some(hash))
     }
 
-    /// Runs `taken` on the accounts as the pool sees them: the accounts changed (the
-    /// rewardbase credited with the fees), each transaction's receipt, and the gas used.
-    #[allow(clippy::type_complexity)]
+    /// Runs `taken` on the state of `parent` with the pool's cached accounts in front: those
+    /// that can run, in order, with the block's changes (the rewardbase credited with the
+    /// fees), each one's receipt, and the gas used.
     fn execute(
         &self,
-        adm: &mut Admission,
-        taken: &[pool::Pending],
-        rewardbase: Address,
-    ) -> Result<(HashMap<Address, Account>, Vec<Receipt>, u64), ChainError> {
-        let mut run = BlockRun::default();
-        let mut read = |a: &Address| self.admission_account(adm, a).map_err(ChainError::from);
+        adm: &Admission,
+        taken: Vec<pool::Pending>,
+        parent: &Head,
+        env: Env,
+    ) -> Result<Executed, ChainError> {
+        let nodes = self.db_nodes();
+        let source = CachedSource {
+            cache: &adm.accounts,
+            state: state_source(&nodes, parent.header.state_root, |n| {
+                self.db.hash_at(n).ok().flatten()
+            }),
+        };
+        let mut run = BlockRun::new(env, source);
+        let mut included = Vec::with_capacity(taken.len());
         for p in taken {
-            // The pool checked the nonce and the balance against these very accounts.
-            run.apply(&p.tx, p.sender, p.gas_used, &mut read)?;
+            // The pool checked the transaction against the accounts as it saw them; what a
+            // contract did since (or a transaction left out before) may have changed that.
+            match run.fits(&p.tx, p.sender, &p.cost) {
+                Ok(()) => {}
+                Err(Unfit::Failed(e)) => return Err(e),
+                Err(why) => {
+                    crate::log::warn(
+                        "Transaction left out of the block",
+                        &[
+                            ("hash", &format!("0x{}", hex::encode(p.hash))),
+                            ("reason", &why.to_string()),
+                        ],
+                    );
+                    continue;
+                }
+            }
+            run.apply(&p.tx, p.sender, p.gas_used, p.validation_gas)?;
+            included.push(p);
         }
-        run.finish(rewardbase, &mut read)
+        let (changes, receipts, gas) = run.finish();
+        Ok(Executed {
+            included,
+            changes,
+            receipts,
+            gas,
+        })
     }
 
-    /// Writes the block of `taken` on top of `parent`: the state with `changed`, the roots,
-    /// the header sealed by `validator`, all in one durable database transaction. Its hash
-    /// and header.
+    /// Writes the block of `run` on top of `parent`: the state with its changes, the roots,
+    /// the bloom, the header sealed by `validator`, all in one durable database transaction.
+    /// Its hash and header.
     fn write_block(
         &self,
         validator: &SecretKey,
         parent: &Head,
-        taken: &[pool::Pending],
-        changed: &HashMap<Address, Account>,
-        receipts: &[Receipt],
-        gas_total: u64,
+        run: &Executed,
+        time: u64,
+        millis: u32,
     ) -> Result<(Hash, Header), ChainError> {
         let nodes = self.db_nodes();
         let mut state = State::at(&nodes, parent.header.state_root);
-        for (address, account) in changed {
-            state.set(address, account)?;
-        }
-        let (state_root, mut nodes_new) = state.commit();
+        let mut nodes_new = state.apply(&run.changes)?;
+        let (state_root, account_nodes) = state.commit();
         drop(state);
-        nodes_new.extend(changed.keys().map(preimage));
+        nodes_new.extend(account_nodes);
+        nodes_new.extend(run.changes.accounts.keys().map(preimage));
         let rewardbase = validator.address();
-        let tx_encodings: Vec<Vec<u8>> = taken.iter().map(|p| p.tx.encode()).collect();
-        let receipt_encodings: Vec<Vec<u8>> = receipts.iter().map(Receipt::encode).collect();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
+        let tx_encodings: Vec<Vec<u8>> = run.included.iter().map(|p| p.tx.encode()).collect();
+        let receipt_encodings: Vec<Vec<u8>> = run.receipts.iter().map(Receipt::encode).collect();
         let mut block_score = [0u8; 32];
         block_score[31] = 1;
         let mut header = Header {
@@ -152,12 +216,12 @@ impl Chain {
             state_root,
             transactions_root: DeriveSha::Original.root(&tx_encodings),
             receipts_root: DeriveSha::Original.root(&receipt_encodings),
-            bloom: Box::new([0; 256]),
+            bloom: Box::new(block_bloom(&run.receipts)),
             block_score,
             number: parent.header.number + 1,
-            gas_used: gas_total,
-            time: now.as_secs().max(parent.header.time),
-            time_fos: (now.subsec_millis() / 10) as u8,
+            gas_used: run.gas,
+            time,
+            time_fos: (millis / 10) as u8,
             extra: Vec::new(),
             governance: Vec::new(),
             vote: Vec::new(),
@@ -167,7 +231,7 @@ impl Chain {
         };
         seal_header(&mut header, validator);
         let hash = header.hash();
-        let tx_hashes: Vec<[u8; 32]> = taken.iter().map(|p| p.hash).collect();
+        let tx_hashes: Vec<[u8; 32]> = run.included.iter().map(|p| p.hash).collect();
         let mut body = Vec::new();
         for t in &tx_encodings {
             body.extend_from_slice(t);
@@ -260,6 +324,7 @@ impl Service for Sealer {
 mod tests {
     use super::*;
     use crate::chain::genesis::Genesis;
+    use crate::crypto::Address;
     use crate::types::transaction::Transaction;
 
     #[test]
@@ -311,7 +376,11 @@ mod tests {
         );
         assert_eq!(b.transactions[0].0.hash(), hash);
         let record = chain.transaction(&hash).unwrap().unwrap();
-        assert_eq!(record.receipt, Some((1, 21_000)));
+        let sealed = record.receipt.unwrap();
+        assert_eq!(
+            (sealed.receipt.status, sealed.receipt.gas_used),
+            (1, 21_000)
+        );
         assert_eq!(chain.account(&to, None).unwrap().unwrap().balance, value);
         assert_eq!(
             chain.account(&key.address(), None).unwrap().unwrap().nonce,

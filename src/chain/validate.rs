@@ -1,9 +1,11 @@
 //! The checks every transaction passes, whether it enters the pool or arrives in a block to
-//! import: size, no contract creation or call data, no reserved recipient, a valid signature
-//! for this chain, the unit price, the sender's account key for the transaction's role (a
-//! legacy transaction needs a legacy key), the install rules of a new key, and the intrinsic
-//! plus validation gas. What depends on where the transaction goes (its nonce against the
-//! sender's next one, the balance left by earlier transactions) is the caller's.
+//! import: size, no reserved recipient, a valid signature for this chain, the unit price,
+//! the sender's account key for the transaction's role (a legacy transaction needs a legacy
+//! key), the install rules of a new key, the intrinsic plus validation gas, and last the
+//! rules of its type (a deploy has no recipient and runs EVM code; an execution goes to a
+//! contract; a value transfer does not). What depends on where the transaction goes (its
+//! nonce against the sender's next one, the balance left by earlier transactions) is the
+//! caller's.
 //!
 //! The rules' refusals ([`InvalidTransaction`]) live here, with the texts the reference
 //! gives; the pool wraps them in its own error, which adds what only a pool refuses (a
@@ -39,11 +41,24 @@ pub enum InvalidTransaction {
     InsufficientFunds,
     #[error("the address is reserved for pre-compiled contracts")]
     Reserved,
-    #[error("contract creation and call data are not supported on this chain")]
-    NoContracts,
+    #[error("max initcode size exceeded: code size {0}, limit {MAX_INITCODE_SIZE}")]
+    InitcodeSize(usize),
+    #[error("contract deploy transaction can't have a recipient address")]
+    DeployRecipient,
+    #[error("Human-readable address is not supported now")]
+    HumanReadable,
+    #[error("smart contract code format is invalid")]
+    CodeFormat,
+    #[error("not a program account (e.g., an account having code and storage)")]
+    NotProgramAccount,
+    #[error("this type transaction cannot be sent to contract addresses")]
+    NotForProgramAccount,
     #[error("{0}")]
     Key(String),
 }
+
+/// The largest creation code a transaction may carry (Shanghai: twice the code limit).
+pub const MAX_INITCODE_SIZE: usize = 2 * 24_576;
 
 /// An address in the reserved range `0x…0001`-`0x…03ff`.
 pub fn reserved(a: &Address) -> bool {
@@ -55,8 +70,10 @@ pub fn reserved(a: &Address) -> bool {
 pub struct Checked {
     pub sender: Address,
     pub nonce: u64,
-    /// Intrinsic plus key-validation gas: what the transaction uses.
+    /// Intrinsic plus key-validation gas: what the transaction uses when it runs no code.
     pub gas_used: u64,
+    /// The key-validation gas alone (charged on top of what running it costs).
+    pub validation_gas: u64,
     /// Gas limit x gas price + value: what the sender must hold.
     pub cost: U256,
     /// The raw encoding's length.
@@ -64,50 +81,32 @@ pub struct Checked {
 }
 
 /// Checks `tx` (its signers recovered beforehand: the costly part) against its sender's
-/// account, which `account` reads. Returns what it established and the account.
+/// account and its recipient's, which `account` reads. Returns what it established and the
+/// sender's account.
 pub fn check_tx(
     tx: &Transaction,
     signers: Result<&[Signer], &TxError>,
     chain_id: u64,
     unit_price: u64,
     size: usize,
-    account: impl FnOnce(&Address) -> Result<Account, String>,
+    mut account: impl FnMut(&Address) -> Result<Account, String>,
 ) -> Result<(Checked, Account), InvalidTransaction> {
+    if tx.is_create() && tx.input().len() > MAX_INITCODE_SIZE {
+        return Err(InvalidTransaction::InitcodeSize(tx.input().len()));
+    }
     if size > MAX_TX_BYTES {
         return Err(InvalidTransaction::Oversized);
     }
-    let (nonce, gas_price, gas, value, role, to) = match tx {
-        Transaction::Legacy(t) => {
-            if t.to.is_none() || !t.input.is_empty() {
-                return Err(InvalidTransaction::NoContracts);
-            }
-            (
-                t.nonce,
-                t.gas_price,
-                t.gas,
-                t.value,
-                Role::Transaction,
-                t.to,
-            )
-        }
-        Transaction::ValueTransfer(t) => (
-            t.nonce,
-            t.gas_price,
-            t.gas,
-            t.value,
-            Role::Transaction,
-            Some(t.to),
-        ),
-        Transaction::AccountUpdate(t) => (
-            t.nonce,
-            t.gas_price,
-            t.gas,
-            [0; 32],
-            Role::AccountUpdate,
-            None,
-        ),
+    let role = match tx {
+        Transaction::AccountUpdate(_) => Role::AccountUpdate,
+        _ => Role::Transaction,
     };
-    if to.as_ref().is_some_and(reserved) {
+    let (nonce, gas_price, gas, value) = (tx.nonce(), tx.gas_price(), tx.gas(), tx.value());
+    // A transfer's or a legacy call's recipient may not be a precompile (an execution's is
+    // no contract account: its own rule below says so).
+    if matches!(tx, Transaction::Legacy(_) | Transaction::ValueTransfer(_))
+        && tx.to().as_ref().is_some_and(reserved)
+    {
         return Err(InvalidTransaction::Reserved);
     }
     let signers = signers.map_err(|_| InvalidTransaction::InvalidSignature)?;
@@ -121,15 +120,14 @@ pub fn check_tx(
     if gas_price != price {
         return Err(InvalidTransaction::UnitPrice);
     }
-    let sender = match tx {
-        Transaction::Legacy(_) => {
+    let sender = match tx.from() {
+        Some(from) => from,
+        None => {
             signers
                 .first()
                 .ok_or(InvalidTransaction::InvalidSignature)?
                 .address
         }
-        Transaction::ValueTransfer(t) => t.from,
-        Transaction::AccountUpdate(t) => t.from,
     };
     let acct = account(&sender).map_err(InvalidTransaction::Key)?;
     if let Transaction::Legacy(_) = tx {
@@ -144,23 +142,67 @@ pub fn check_tx(
             .replaced_by(&t.key)
             .map_err(|e| InvalidTransaction::Key(e.to_string()))?;
     }
-    let gas_used = tx.intrinsic_gas() + acct.key.validation_gas(role, signers.len());
+    let validation_gas = acct.key.validation_gas(role, signers.len());
+    let gas_used = tx.intrinsic_gas() + validation_gas;
     if gas < gas_used {
         return Err(InvalidTransaction::IntrinsicGas);
     }
     let cost = mul_u64(&gas_price, gas)
         .and_then(|fee| add(&fee, &value))
         .ok_or(InvalidTransaction::InsufficientFunds)?;
+    check_type_rules(tx, sender, |a| account(a).map_err(InvalidTransaction::Key))?;
     Ok((
         Checked {
             sender,
             nonce,
             gas_used,
+            validation_gas,
             cost,
             size,
         },
         acct,
     ))
+}
+
+/// The rules of a transaction's type that depend on the state it runs in (the reference's
+/// `Validate`): a deploy has no recipient, its contract's address is no precompile's, it is
+/// not human-readable and its code format is the EVM's; an execution goes to an account with
+/// code; a value transfer goes to no contract account. Checked on admission and again when
+/// the transaction runs in a block (a contract may come or go in between).
+pub fn check_type_rules(
+    tx: &Transaction,
+    sender: Address,
+    mut account: impl FnMut(&Address) -> Result<Account, InvalidTransaction>,
+) -> Result<(), InvalidTransaction> {
+    match tx {
+        Transaction::SmartContractDeploy(t) => {
+            if t.to.is_some() {
+                return Err(InvalidTransaction::DeployRecipient);
+            }
+            if reserved(&crate::exec::create_address(&sender, t.nonce)) {
+                return Err(InvalidTransaction::Reserved);
+            }
+            if t.human_readable {
+                return Err(InvalidTransaction::HumanReadable);
+            }
+            if t.code_format != 0 {
+                return Err(InvalidTransaction::CodeFormat);
+            }
+        }
+        Transaction::SmartContractExecution(t) => {
+            let to = account(&t.to)?;
+            if to.code_hash() == crate::state::EMPTY_CODE_HASH {
+                return Err(InvalidTransaction::NotProgramAccount);
+            }
+        }
+        Transaction::ValueTransfer(t) => {
+            if account(&t.to)?.contract.is_some() {
+                return Err(InvalidTransaction::NotForProgramAccount);
+            }
+        }
+        Transaction::Legacy(_) | Transaction::AccountUpdate(_) => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]

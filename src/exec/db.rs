@@ -30,37 +30,38 @@ pub trait Source {
 }
 
 /// A [`Source`] over the state at a root in a node store, with block hashes from `hashes`.
-pub struct StateSource<'s, F: FnMut(u64) -> Option<Hash>> {
-    store: &'s dyn NodeStore,
-    state: State<'s>,
+pub struct StateSource<N: NodeStore, F: FnMut(u64) -> Option<Hash>> {
+    store: N,
+    root: Hash,
     hashes: F,
 }
 
-impl<'s, F: FnMut(u64) -> Option<Hash>> StateSource<'s, F> {
-    pub fn new(store: &'s dyn NodeStore, root: Hash, hashes: F) -> Self {
+impl<N: NodeStore, F: FnMut(u64) -> Option<Hash>> StateSource<N, F> {
+    pub fn new(store: N, root: Hash, hashes: F) -> Self {
         StateSource {
             store,
-            state: State::at(store, root),
+            root,
             hashes,
         }
     }
 }
 
-impl<F: FnMut(u64) -> Option<Hash>> Source for StateSource<'_, F> {
+impl<N: NodeStore, F: FnMut(u64) -> Option<Hash>> Source for StateSource<N, F> {
     fn account(&mut self, address: &Address) -> Result<Option<Account>, StateError> {
-        if self.state.exists(address)? {
-            Ok(Some(self.state.account(address)?))
+        let state = State::at(&self.store, self.root);
+        if state.exists(address)? {
+            Ok(Some(state.account(address)?))
         } else {
             Ok(None)
         }
     }
 
     fn storage(&mut self, root: &Hash, slot: &U256) -> Result<U256, StateError> {
-        state::storage_at(self.store, root, slot)
+        state::storage_at(&self.store, root, slot)
     }
 
     fn code(&mut self, hash: &Hash) -> Result<Vec<u8>, StateError> {
-        state::code(self.store, hash)
+        state::code(&self.store, hash)
     }
 
     fn block_hash(&mut self, number: u64) -> Option<Hash> {
@@ -141,7 +142,7 @@ impl<S: Source> Overlay<S> {
                     storage_root: EMPTY_ROOT,
                     code_hash,
                     code_format: 0,
-                    vm_version: 0,
+                    vm_version: super::VM_VERSION,
                 });
                 if code_hash != EMPTY_CODE_HASH {
                     if let Some(code) = &acc.info.code {

@@ -20,21 +20,10 @@ pub fn params() -> GasParams {
     p
 }
 
-/// The intrinsic gas of a transaction with `input` (the reference's `IntrinsicGasPayload`
-/// on top of `base`): 100 per byte, and for a contract creation 2 per 32-byte word of its
-/// code (Shanghai).
-pub fn payload(base: u64, input: &[u8], create: bool) -> u64 {
-    let len = input.len() as u64;
-    let mut gas = base + TX_DATA_GAS * len;
-    if create {
-        gas += 2 * len.div_ceil(32);
-    }
-    gas
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::transaction::payload_gas as payload;
 
     /// revm's intrinsic gas with this table is the reference's for calls and creations.
     #[test]

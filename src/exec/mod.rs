@@ -35,9 +35,9 @@ pub use db::{Overlay, Source, StateSource};
 /// The hard fork whose EVM runs here: the reference's latest, Cancun-compatible.
 pub const SPEC: SpecId = SpecId::CANCUN;
 
-/// The value of the GASLIMIT opcode: the reference's blocks have no gas limit; its EVM
-/// answers this constant.
-pub const BLOCK_GAS_LIMIT: u64 = 999_999_999_999;
+/// The version the reference's EVM gives contracts created since its Istanbul-compatible
+/// fork (kept in the contract account).
+pub const VM_VERSION: u8 = 1;
 
 /// The reference's receipt status codes for failed transactions (`txError`).
 pub mod status {
@@ -51,6 +51,25 @@ pub mod status {
     pub const ERR_EXECUTION_REVERTED: u64 = 0x09;
     pub const ERR_ADDRESS_ALREADY_EXISTS: u64 = 0x0b;
     pub const ERR_NOT_A_PROGRAM_ACCOUNT: u64 = 0x0c;
+
+    /// The reference's text of a failed status (what `chain_call` answers for it).
+    pub fn text(status: u64) -> &'static str {
+        match status {
+            ERR_DEPTH => "max call depth exceeded",
+            ERR_CONTRACT_ADDRESS_COLLISION => "contract address collision",
+            ERR_CODE_STORE_OUT_OF_GAS => "contract creation code storage out of gas",
+            ERR_MAX_CODE_SIZE_EXCEED => "evm: max code size exceeded",
+            ERR_OUT_OF_GAS => "out of gas",
+            ERR_WRITE_PROTECTION => "evm: write protection",
+            ERR_EXECUTION_REVERTED => "evm: execution reverted",
+            0x0a => "reached the opcode computation cost limit",
+            ERR_ADDRESS_ALREADY_EXISTS => "account already exists",
+            ERR_NOT_A_PROGRAM_ACCOUNT => {
+                "not a program account (e.g., an account having code and storage)"
+            }
+            _ => "VM error occurs while running smart contract",
+        }
+    }
 }
 
 /// The block a transaction runs in.
@@ -60,6 +79,8 @@ pub struct Env {
     pub timestamp: u64,
     /// Receives the fees (COINBASE).
     pub rewardbase: Address,
+    /// The parent block's hash: what PREVRANDAO answers on a chain without Randao.
+    pub parent_hash: [u8; 32],
     pub chain_id: u64,
 }
 
@@ -136,6 +157,8 @@ fn cfg(chain_id: u64) -> CfgEnv {
     cfg.chain_id = chain_id;
     // Transactions here carry the chain id in V only; the pool has checked it.
     cfg.tx_chain_id_check = false;
+    // The reference's blocks have no gas limit (GASLIMIT answers 0).
+    cfg.disable_block_gas_limit = true;
     cfg
 }
 
@@ -144,12 +167,17 @@ fn block_env(env: &Env) -> BlockEnv {
         number: RU256::from(env.number),
         beneficiary: raddr(&env.rewardbase),
         timestamp: RU256::from(env.timestamp),
-        gas_limit: BLOCK_GAS_LIMIT,
+        // What the reference's EVM answers: GASLIMIT 0 (its blocks have none), BASEFEE 0
+        // (before Magma), PREVRANDAO the parent's hash (since Kore, without Randao),
+        // BLOBBASEFEE 0.
+        gas_limit: 0,
         basefee: 0,
         difficulty: RU256::from(1),
-        // The reference's DIFFICULTY/PREVRANDAO answers the block score, always 1.
-        prevrandao: Some(B256::from(RU256::from(1).to_be_bytes::<32>())),
-        blob_excess_gas_and_price: Some(BlobExcessGasAndPrice::new(0, 1)),
+        prevrandao: Some(B256::from(env.parent_hash)),
+        blob_excess_gas_and_price: Some(BlobExcessGasAndPrice {
+            excess_blob_gas: 0,
+            blob_gasprice: 0,
+        }),
         ..BlockEnv::default()
     }
 }
@@ -315,37 +343,7 @@ impl<S: Source> BlockExec<S> {
             .map_err(|e| ExecError::Refused(format!("{e:?}")))?;
         let result = done.result;
         self.overlay().commit_evm(done.state)?;
-        let gas_used = result.tx_gas_used() + validation_gas;
-        let (status, output, logs) = match result {
-            ExecutionResult::Success { logs, output, .. } => {
-                let out = match output {
-                    Output::Call(b) => b.to_vec(),
-                    Output::Create(b, _) => b.to_vec(),
-                };
-                (STATUS_SUCCESS, out, logs)
-            }
-            ExecutionResult::Revert { output, .. } => {
-                (status::ERR_EXECUTION_REVERTED, output.to_vec(), Vec::new())
-            }
-            ExecutionResult::Halt { reason, .. } => (halt_status(&reason), Vec::new(), Vec::new()),
-        };
-        let logs = logs
-            .into_iter()
-            .map(|l| Log {
-                address: from_raddr(&l.address),
-                topics: l.data.topics().iter().map(|t| t.0).collect(),
-                data: l.data.data.to_vec(),
-            })
-            .collect();
-        Ok(Outcome {
-            receipt: Receipt {
-                status,
-                gas_used,
-                logs,
-            },
-            output,
-            contract: created.filter(|_| status == STATUS_SUCCESS),
-        })
+        Ok(outcome_of(result, validation_gas, created))
     }
 
     /// The block's changes, its receipts and the gas it used.
@@ -353,6 +351,163 @@ impl<S: Source> BlockExec<S> {
         let changes = self.overlay().take_changes();
         (changes, self.receipts, self.gas)
     }
+}
+
+/// A message run by `chain_call`, `chain_estimateGas` and `debug_traceCall`: from `from`
+/// (any account: no signature, no nonce check), on a state, nothing kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub from: Address,
+    /// `None`: the input is creation code, run as a contract creation.
+    pub to: Option<Address>,
+    pub gas: u64,
+    pub gas_price: u128,
+    pub value: U256,
+    pub input: Vec<u8>,
+}
+
+/// Why a message could not run at all (before any code ran), with the reference's texts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    #[error("intrinsic gas too low: msg.gas {gas}, want {want}")]
+    IntrinsicGas { gas: u64, want: u64 },
+    #[error("err: insufficient balance for transfer (supplied gas {gas})")]
+    InsufficientBalance { gas: u64 },
+    #[error("err: {why} (supplied gas {gas})")]
+    Refused { why: String, gas: u64 },
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+/// Runs `msg` in block `env` over `source`, keeping nothing: the sender is first credited
+/// the gas it may burn (gas x price), as the reference does, so that any account can call.
+/// `inspector` watches every step (tracing); `NoOpInspector` watches nothing.
+pub fn call<S: Source, I>(
+    env: Env,
+    source: S,
+    msg: &Message,
+    inspector: I,
+) -> (Result<Outcome, CallError>, I)
+where
+    I: revm::Inspector<Context<BlockEnv, TxEnv, CfgEnv, Overlay<S>>>,
+{
+    use revm::InspectEvm;
+    let mut overlay = Overlay::new(source);
+    let credit = (|| -> Result<(), StateError> {
+        let fee = RU256::from(msg.gas).saturating_mul(RU256::from(msg.gas_price));
+        if fee.is_zero() {
+            return Ok(());
+        }
+        let mut from = overlay.account(&msg.from)?.unwrap_or_default();
+        let balance = RU256::from_be_bytes(from.balance).saturating_add(fee);
+        from.balance = balance.to_be_bytes();
+        overlay.put(msg.from, from);
+        Ok(())
+    })();
+    let mut cfg = cfg(env.chain_id);
+    cfg.disable_nonce_check = true;
+    let ctx = Context::<BlockEnv, TxEnv, CfgEnv, Overlay<S>>::new(overlay, SPEC)
+        .with_cfg(cfg)
+        .with_block(block_env(&env));
+    let mut evm = ctx.build_mainnet_with_inspector(inspector);
+    if let Err(e) = credit {
+        return (Err(e.into()), evm.inspector);
+    }
+    let txenv = TxEnv {
+        tx_type: 0,
+        caller: raddr(&msg.from),
+        gas_limit: msg.gas,
+        gas_price: msg.gas_price,
+        kind: match msg.to {
+            Some(to) => TxKind::Call(raddr(&to)),
+            None => TxKind::Create,
+        },
+        value: ru256(&msg.value),
+        data: Bytes::copy_from_slice(&msg.input),
+        nonce: 0,
+        chain_id: None,
+        ..TxEnv::default()
+    };
+    let result = evm.inspect_tx(txenv);
+    let outcome = match result {
+        Ok(r) => Ok(outcome_of(r.result, 0, None)),
+        Err(revm::context::result::EVMError::Transaction(t)) => Err(refusal(t, msg.gas)),
+        Err(revm::context::result::EVMError::Database(ExecError::State(e))) => Err(e.into()),
+        Err(e) => Err(CallError::Refused {
+            why: format!("{e}"),
+            gas: msg.gas,
+        }),
+    };
+    (outcome, evm.inspector)
+}
+
+fn refusal(t: revm::context::result::InvalidTransaction, gas: u64) -> CallError {
+    use revm::context::result::InvalidTransaction as T;
+    match t {
+        T::CallGasCostMoreThanGasLimit { initial_gas, .. } => CallError::IntrinsicGas {
+            gas,
+            want: initial_gas,
+        },
+        T::LackOfFundForMaxFee { .. } => CallError::InsufficientBalance { gas },
+        other => CallError::Refused {
+            why: other.to_string(),
+            gas,
+        },
+    }
+}
+
+/// The outcome of an EVM result: receipt status, gas (plus `extra_gas`, charged apart),
+/// logs, output. `created` is the address a successful creation made (when known).
+fn outcome_of(result: ExecutionResult, extra_gas: u64, created: Option<Address>) -> Outcome {
+    let gas_used = result.tx_gas_used() + extra_gas;
+    let (status, output, logs) = match result {
+        ExecutionResult::Success { logs, output, .. } => {
+            let (out, address) = match output {
+                Output::Call(b) => (b.to_vec(), None),
+                Output::Create(b, a) => (b.to_vec(), a),
+            };
+            let _ = address;
+            (STATUS_SUCCESS, out, logs)
+        }
+        ExecutionResult::Revert { output, .. } => {
+            (status::ERR_EXECUTION_REVERTED, output.to_vec(), Vec::new())
+        }
+        ExecutionResult::Halt { reason, .. } => (halt_status(&reason), Vec::new(), Vec::new()),
+    };
+    let logs = logs
+        .into_iter()
+        .map(|l| Log {
+            address: from_raddr(&l.address),
+            topics: l.data.topics().iter().map(|t| t.0).collect(),
+            data: l.data.data.to_vec(),
+        })
+        .collect();
+    Outcome {
+        receipt: Receipt {
+            status,
+            gas_used,
+            logs,
+        },
+        output,
+        contract: created.filter(|_| status == STATUS_SUCCESS),
+    }
+}
+
+/// The reason a revert's data gives, when it is `Error(string)` (selector 0x08c379a0).
+pub fn revert_reason(data: &[u8]) -> Option<String> {
+    let body = data.strip_prefix(&[0x08, 0xc3, 0x79, 0xa0][..])?;
+    let word = |i: usize| -> Option<usize> {
+        let w = body.get(i..i + 32)?;
+        if w[..24].iter().any(|&b| b != 0) {
+            return None;
+        }
+        usize::try_from(u64::from_be_bytes(w[24..].try_into().ok()?)).ok()
+    };
+    let offset = word(0)?;
+    let len = word(offset)?;
+    let start = offset.checked_add(32)?;
+    let text = body.get(start..start.checked_add(len)?)?;
+    String::from_utf8(text.to_vec()).ok()
 }
 
 #[cfg(test)]
@@ -434,6 +589,7 @@ mod tests {
                 number: self.number,
                 timestamp: 1_700_000_000 + self.number,
                 rewardbase: Address([0xee; 20]),
+                parent_hash: [self.number as u8; 32],
                 chain_id: 1000,
             };
             let source = StateSource::new(&self.store, self.root, |_| None);

@@ -5,11 +5,14 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// A JSON-RPC error: `{"code": .., "message": ..}`.
+/// A JSON-RPC error: `{"code": .., "message": ..}`, with `data` when the method gives some
+/// (a contract's revert data).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RpcError {
     pub code: i64,
     pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
 }
 
 pub const PARSE_ERROR: i64 = -32700;
@@ -23,7 +26,14 @@ impl RpcError {
         RpcError {
             code,
             message: message.into(),
+            data: None,
         }
+    }
+
+    /// This error with `data` (a 0x-hex string).
+    pub fn with_data(mut self, data: impl Into<String>) -> RpcError {
+        self.data = Some(data.into());
+        self
     }
 
     /// -32700 with `message` (`parse error` over HTTP, the decoder's text on streams).

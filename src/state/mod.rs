@@ -43,7 +43,8 @@ pub struct Contract {
     pub code_hash: Hash,
     /// The reference's code format: 0, the EVM (the only one it defines).
     pub code_format: u8,
-    /// The reference's VM version: 0 (the constantinople VM) for every contract here.
+    /// The reference's VM version: 1 for a contract created since its Istanbul-compatible fork
+    /// (every contract here).
     pub vm_version: u8,
 }
 

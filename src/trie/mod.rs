@@ -10,6 +10,7 @@
 pub mod node;
 
 pub mod cache;
+pub mod diff;
 
 use std::collections::HashMap;
 
@@ -26,6 +27,12 @@ pub const EMPTY_ROOT: Hash = [
 pub trait NodeStore {
     /// The encoding of the node with this hash, if the store has it.
     fn node(&self, hash: &Hash) -> Option<Vec<u8>>;
+}
+
+impl<T: NodeStore + ?Sized> NodeStore for &T {
+    fn node(&self, hash: &Hash) -> Option<Vec<u8>> {
+        (**self).node(hash)
+    }
 }
 
 /// A node store in memory (tests, and the transaction and receipt roots of one block).

@@ -58,10 +58,14 @@ impl Location {
 pub struct TransactionJson {
     pub block_hash: String,
     pub block_number: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_format: Option<String>,
     pub from: String,
     pub gas: String,
     pub gas_price: String,
     pub hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub human_readable: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,8 +73,9 @@ pub struct TransactionJson {
     pub nonce: String,
     pub sender_tx_hash: String,
     pub signatures: Vec<SignatureJson>,
+    /// `null` for a contract creation; absent for an account update.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub to: Option<String>,
+    pub to: Option<Option<String>>,
     pub transaction_index: String,
     #[serde(rename = "type")]
     pub type_name: &'static str,
@@ -79,12 +84,53 @@ pub struct TransactionJson {
     pub value: Option<String>,
 }
 
-/// The fields a receipt shares with the transaction object.
+/// A log as receipts, `chain_getLogs` and filters give it (the reference's struct order).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LogJson {
+    pub address: String,
+    pub topics: Vec<String>,
+    pub data: String,
+    pub block_number: String,
+    pub transaction_hash: String,
+    pub transaction_index: String,
+    pub block_hash: String,
+    pub log_index: String,
+    pub removed: bool,
+}
+
+impl LogJson {
+    /// `log`, the `log_index`th of its block, emitted by the transaction `tx_hash` at `at`.
+    pub fn new(
+        log: &super::receipt::Log,
+        at: Location,
+        tx_hash: &[u8; 32],
+        log_index: u64,
+    ) -> LogJson {
+        LogJson {
+            address: hex0x(&log.address.0),
+            topics: log.topics.iter().map(|t| hex0x(t)).collect(),
+            data: hex0x(&log.data),
+            block_number: q(at.block_number),
+            transaction_hash: hex0x(tx_hash),
+            transaction_index: q(at.index),
+            block_hash: hex0x(&at.block_hash),
+            log_index: q(log_index),
+            removed: false,
+        }
+    }
+}
+
+/// The fields a receipt shares with the transaction object, and its own (reference 11.1:
+/// `hash` renamed `transactionHash`; `status`, `txError` on failure, `logsBloom`, `gasUsed`,
+/// `effectiveGasPrice`, `logs`, `contractAddress`).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReceiptJson {
     pub block_hash: String,
     pub block_number: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_format: Option<String>,
     pub contract_address: Option<String>,
     pub effective_gas_price: String,
     pub from: String,
@@ -92,19 +138,23 @@ pub struct ReceiptJson {
     pub gas_price: String,
     pub gas_used: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub human_readable: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
-    pub logs: Vec<()>,
+    pub logs: Vec<LogJson>,
     pub logs_bloom: String,
     pub nonce: String,
     pub sender_tx_hash: String,
     pub signatures: Vec<SignatureJson>,
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub to: Option<String>,
+    pub to: Option<Option<String>>,
     pub transaction_hash: String,
     pub transaction_index: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tx_error: Option<String>,
     #[serde(rename = "type")]
     pub type_name: &'static str,
     pub type_int: u8,
@@ -116,83 +166,119 @@ impl TransactionJson {
     /// The object for `tx` sent by `from`, at `at`.
     pub fn new(tx: &Transaction, from: Address, at: Location) -> TransactionJson {
         let hash = hex0x(&tx.hash());
-        let (type_name, input, key, to, value, nonce, gas, gas_price, sigs) = match tx {
+        let to_json = |a: Option<Address>| Some(a.map(|a| hex0x(&a.0)));
+        let (input, key, to, value, code_format, human_readable, sigs) = match tx {
             Transaction::Legacy(t) => (
-                "TxTypeLegacyTransaction",
                 Some(hex0x(&t.input)),
                 None,
-                t.to.map(|a| hex0x(&a.0)),
+                to_json(t.to),
                 Some(quantity(&t.value)),
-                t.nonce,
-                t.gas,
-                t.gas_price,
+                None,
+                None,
                 t.signature.iter().map(SignatureJson::from).collect(),
             ),
             Transaction::ValueTransfer(t) => (
-                "TxTypeValueTransfer",
                 None,
                 None,
-                Some(hex0x(&t.to.0)),
+                to_json(Some(t.to)),
                 Some(quantity(&t.value)),
-                t.nonce,
-                t.gas,
-                t.gas_price,
+                None,
+                None,
                 t.signatures.iter().map(SignatureJson::from).collect(),
             ),
             Transaction::AccountUpdate(t) => (
-                "TxTypeAccountUpdate",
                 None,
                 Some(hex0x(&t.key.encode())),
                 None,
                 None,
-                t.nonce,
-                t.gas,
-                t.gas_price,
+                None,
+                None,
+                t.signatures.iter().map(SignatureJson::from).collect(),
+            ),
+            Transaction::SmartContractDeploy(t) => (
+                Some(hex0x(&t.input)),
+                None,
+                to_json(t.to),
+                Some(quantity(&t.value)),
+                Some(q(u64::from(t.code_format))),
+                Some(t.human_readable),
+                t.signatures.iter().map(SignatureJson::from).collect(),
+            ),
+            Transaction::SmartContractExecution(t) => (
+                Some(hex0x(&t.input)),
+                None,
+                to_json(Some(t.to)),
+                Some(quantity(&t.value)),
+                None,
+                None,
                 t.signatures.iter().map(SignatureJson::from).collect(),
             ),
         };
         TransactionJson {
             block_hash: hex0x(&at.block_hash),
             block_number: q(at.block_number),
+            code_format,
             from: hex0x(&from.0),
-            gas: q(gas),
-            gas_price: quantity(&gas_price),
+            gas: q(tx.gas()),
+            gas_price: quantity(&tx.gas_price()),
             sender_tx_hash: hash.clone(),
             hash,
+            human_readable,
             input,
             key,
-            nonce: q(nonce),
+            nonce: q(tx.nonce()),
             signatures: sigs,
             to,
             transaction_index: q(at.index),
-            type_name,
+            type_name: tx.type_name(),
             type_int: tx.type_code(),
             value,
         }
     }
 
-    /// The receipt of this transaction: successful, `gas_used` used, no logs.
-    pub fn into_receipt(self, status: u64, gas_used: u64) -> ReceiptJson {
+    /// The receipt of this transaction: its status (1, or the reference's error code, shown
+    /// as status 0 with `txError`), the gas it used, its logs (their first index in the
+    /// block is `first_log`) and the contract it created.
+    pub fn into_receipt(
+        self,
+        receipt: &super::receipt::Receipt,
+        at: Location,
+        first_log: u64,
+        contract: Option<Address>,
+    ) -> ReceiptJson {
+        let tx_hash: [u8; 32] = hex::decode(&self.hash[2..])
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .unwrap_or_default();
+        let ok = receipt.status == super::receipt::STATUS_SUCCESS;
         ReceiptJson {
             block_hash: self.block_hash,
             block_number: self.block_number,
-            contract_address: None,
+            code_format: self.code_format,
+            contract_address: contract.map(|a| hex0x(&a.0)),
             effective_gas_price: self.gas_price.clone(),
             from: self.from,
             gas: self.gas,
             gas_price: self.gas_price,
-            gas_used: q(gas_used),
+            gas_used: q(receipt.gas_used),
+            human_readable: self.human_readable,
             input: self.input,
             key: self.key,
-            logs: Vec::new(),
-            logs_bloom: hex0x(&[0u8; 256]),
+            logs: receipt
+                .logs
+                .iter()
+                .enumerate()
+                .map(|(i, l)| LogJson::new(l, at, &tx_hash, first_log + i as u64))
+                .collect(),
+            logs_bloom: hex0x(&receipt.bloom()),
             nonce: self.nonce,
             sender_tx_hash: self.sender_tx_hash,
             signatures: self.signatures,
-            status: q(status),
+            status: if ok { "0x1".into() } else { "0x0".into() },
             to: self.to,
             transaction_hash: self.hash,
             transaction_index: self.transaction_index,
+            tx_error: (!ok).then(|| q(receipt.status)),
             type_name: self.type_name,
             type_int: self.type_int,
             value: self.value,
@@ -417,11 +503,15 @@ pub struct SignedTxJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub input: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub human_readable: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_format: Option<String>,
     pub signatures: Vec<SignatureJson>,
     pub hash: String,
 }
@@ -441,6 +531,8 @@ impl SignedTxJson {
                 input: Some(hex0x(&t.input)),
                 from: None,
                 key: None,
+                human_readable: None,
+                code_format: None,
                 signatures: t.signature.iter().map(SignatureJson::from).collect(),
                 hash,
             },
@@ -455,6 +547,8 @@ impl SignedTxJson {
                 input: None,
                 from: Some(hex0x(&t.from.0)),
                 key: None,
+                human_readable: None,
+                code_format: None,
                 signatures: t.signatures.iter().map(SignatureJson::from).collect(),
                 hash,
             },
@@ -469,6 +563,40 @@ impl SignedTxJson {
                 input: None,
                 from: Some(hex0x(&t.from.0)),
                 key: Some(hex0x(&t.key.encode())),
+                human_readable: None,
+                code_format: None,
+                signatures: t.signatures.iter().map(SignatureJson::from).collect(),
+                hash,
+            },
+            Transaction::SmartContractDeploy(t) => SignedTxJson {
+                type_int: Some(tx.type_code()),
+                type_name: Some(tx.type_name()),
+                nonce: q(t.nonce),
+                gas_price: quantity(&t.gas_price),
+                gas: q(t.gas),
+                to: Some(t.to.map(|a| hex0x(&a.0))),
+                value: Some(quantity(&t.value)),
+                input: Some(hex0x(&t.input)),
+                from: Some(hex0x(&t.from.0)),
+                key: None,
+                human_readable: Some(t.human_readable),
+                code_format: Some(q(u64::from(t.code_format))),
+                signatures: t.signatures.iter().map(SignatureJson::from).collect(),
+                hash,
+            },
+            Transaction::SmartContractExecution(t) => SignedTxJson {
+                type_int: Some(tx.type_code()),
+                type_name: Some(tx.type_name()),
+                nonce: q(t.nonce),
+                gas_price: quantity(&t.gas_price),
+                gas: q(t.gas),
+                to: Some(Some(hex0x(&t.to.0))),
+                value: Some(quantity(&t.value)),
+                input: Some(hex0x(&t.input)),
+                from: Some(hex0x(&t.from.0)),
+                key: None,
+                human_readable: None,
+                code_format: None,
                 signatures: t.signatures.iter().map(SignatureJson::from).collect(),
                 hash,
             },

@@ -1,6 +1,6 @@
 //! Receipts and log blooms (reference section 10.6).
 
-use super::rlp::{list, put_bytes, put_u64};
+use super::rlp::{list, put_bytes, put_u64, ListReader, RlpError};
 use crate::crypto::{keccak256, Address};
 
 /// A log entry.
@@ -65,6 +65,68 @@ impl Receipt {
         p.extend_from_slice(&list(&logs));
         list(&p)
     }
+
+    /// Reads one receipt of [`Receipt::encode`]'s form from `r` (the bloom is not kept: it
+    /// is a function of the logs).
+    pub fn decode_from(r: &mut ListReader<'_>) -> Result<Receipt, RlpError> {
+        let mut one = r.list()?;
+        let status = one.u64()?;
+        let gas_used = one.u64()?;
+        let _bloom = one.bytes()?;
+        let mut logs_r = one.list()?;
+        let mut logs = Vec::new();
+        while !logs_r.is_empty() {
+            let mut l = logs_r.list()?;
+            let a = l.bytes()?;
+            let address = Address(
+                a.try_into()
+                    .map_err(|_| RlpError::Rlp(format!("a log address of {} bytes", a.len())))?,
+            );
+            let mut tr = l.list()?;
+            let mut topics = Vec::new();
+            while !tr.is_empty() {
+                let t = tr.bytes()?;
+                topics.push(
+                    t.try_into()
+                        .map_err(|_| RlpError::Rlp(format!("a topic of {} bytes", t.len())))?,
+                );
+            }
+            let data = l.bytes()?.to_vec();
+            l.end()?;
+            logs.push(Log {
+                address,
+                topics,
+                data,
+            });
+        }
+        one.end()?;
+        Ok(Receipt {
+            status,
+            gas_used,
+            logs,
+        })
+    }
+
+    /// Every receipt of a stored receipt list (`RLP([receipt, ...])`).
+    pub fn decode_list(bytes: &[u8]) -> Result<Vec<Receipt>, RlpError> {
+        let mut r = ListReader::whole(bytes)?;
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            out.push(Receipt::decode_from(&mut r)?);
+        }
+        Ok(out)
+    }
+}
+
+/// The OR of the receipts' blooms: a block header's bloom.
+pub fn block_bloom(receipts: &[Receipt]) -> [u8; 256] {
+    let mut b = [0u8; 256];
+    for r in receipts {
+        for (x, y) in b.iter_mut().zip(r.bloom()) {
+            *x |= y;
+        }
+    }
+    b
 }
 
 #[cfg(test)]
@@ -85,5 +147,35 @@ mod tests {
         want.push(0xc0);
         assert_eq!(r.encode(), want);
         assert_eq!(want.len(), 267);
+    }
+
+    /// Receipts with logs decode back from their stored list; the block bloom has the bits
+    /// of every log's address and topics.
+    #[test]
+    fn receipts_with_logs_round_trip() {
+        let a = Receipt {
+            status: STATUS_SUCCESS,
+            gas_used: 50_000,
+            logs: vec![Log {
+                address: Address([1; 20]),
+                topics: vec![[2; 32], [3; 32]],
+                data: vec![4, 5],
+            }],
+        };
+        let b = Receipt {
+            status: 9,
+            gas_used: 21_000,
+            logs: vec![],
+        };
+        let mut payload = a.encode();
+        payload.extend(b.encode());
+        let stored = list(&payload);
+        assert_eq!(Receipt::decode_list(&stored).unwrap(), vec![a.clone(), b]);
+        let bloom = block_bloom(std::slice::from_ref(&a));
+        let mut only_address = [0u8; 256];
+        bloom_add(&mut only_address, &[1; 20]);
+        assert!(bloom.iter().zip(only_address).all(|(x, y)| x & y == y));
+        assert_eq!(bloom.iter().map(|b| b.count_ones()).sum::<u32>() <= 9, true);
+        assert_ne!(bloom, [0; 256]);
     }
 }

@@ -1,7 +1,8 @@
-//! Transactions of the three types this chain carries (reference sections 2-6): legacy,
-//! value transfer (0x08) and account update (0x20): their signing hash with the chain id, V,
-//! the raw encoding and its decoder (a pure function of the bytes that never panics), the
-//! transaction hash and the sender transaction hash, and the intrinsic gas.
+//! Transactions of the types this chain carries (reference sections 2-6): legacy, value
+//! transfer (0x08), account update (0x20), smart contract deploy (0x28) and smart contract
+//! execution (0x30): their signing hash with the chain id, V, the raw encoding and its
+//! decoder (a pure function of the bytes that never panics), the transaction hash and the
+//! sender transaction hash, and the intrinsic gas.
 
 use super::account_key::{AccountKey, KeyError, Signer};
 use super::rlp::{list, put_bytes, put_u64, put_uint, ListReader, RlpError};
@@ -12,13 +13,19 @@ pub type U256 = [u8; 32];
 
 pub const TYPE_VALUE_TRANSFER: u8 = 0x08;
 pub const TYPE_ACCOUNT_UPDATE: u8 = 0x20;
+pub const TYPE_SMART_CONTRACT_DEPLOY: u8 = 0x28;
+pub const TYPE_SMART_CONTRACT_EXECUTION: u8 = 0x30;
 
 /// Intrinsic gas of a transfer with a recipient (legacy, value transfer, account update base).
 pub const TX_GAS: u64 = 21_000;
 /// Per public key an account update installs.
 pub const TX_ACCOUNT_CREATION_GAS_PER_KEY: u64 = 20_000;
-/// Per byte of a legacy transaction's input (Istanbul-compatible fork active).
+/// Per byte of a transaction's input (Istanbul-compatible fork active).
 pub const TX_DATA_GAS: u64 = 100;
+/// Intrinsic gas of a contract creation (`TxGasContractCreation`).
+pub const TX_GAS_CONTRACT_CREATION: u64 = 53_000;
+/// Per 32-byte word of a contract's creation code (Shanghai-compatible fork active).
+pub const INIT_CODE_WORD_GAS: u64 = 2;
 
 /// One signature: V (with the chain id folded in), R and S.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,12 +105,46 @@ pub struct AccountUpdate {
     pub signatures: Vec<Signature>,
 }
 
-/// A transaction of one of the three types.
+/// A smart contract deploy (type 0x28).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmartContractDeploy {
+    pub nonce: u64,
+    pub gas_price: U256,
+    pub gas: u64,
+    /// Always `None` in a transaction the reference accepts (`contract deploy transaction
+    /// can't have a recipient address`); carried so that every byte decodes back.
+    pub to: Option<Address>,
+    pub value: U256,
+    pub from: Address,
+    pub input: Vec<u8>,
+    /// Always false where accepted (`Human-readable address is not supported now`).
+    pub human_readable: bool,
+    /// 0, the EVM, where accepted.
+    pub code_format: u8,
+    pub signatures: Vec<Signature>,
+}
+
+/// A smart contract execution (type 0x30).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmartContractExecution {
+    pub nonce: u64,
+    pub gas_price: U256,
+    pub gas: u64,
+    pub to: Address,
+    pub value: U256,
+    pub from: Address,
+    pub input: Vec<u8>,
+    pub signatures: Vec<Signature>,
+}
+
+/// A transaction of one of the types this chain carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transaction {
     Legacy(Legacy),
     ValueTransfer(ValueTransfer),
     AccountUpdate(AccountUpdate),
+    SmartContractDeploy(SmartContractDeploy),
+    SmartContractExecution(SmartContractExecution),
 }
 
 /// Why bytes are not a transaction.
@@ -156,6 +197,8 @@ impl Transaction {
             Transaction::Legacy(_) => 0,
             Transaction::ValueTransfer(_) => TYPE_VALUE_TRANSFER,
             Transaction::AccountUpdate(_) => TYPE_ACCOUNT_UPDATE,
+            Transaction::SmartContractDeploy(_) => TYPE_SMART_CONTRACT_DEPLOY,
+            Transaction::SmartContractExecution(_) => TYPE_SMART_CONTRACT_EXECUTION,
         }
     }
 
@@ -165,6 +208,8 @@ impl Transaction {
             Transaction::Legacy(t) => t.nonce,
             Transaction::ValueTransfer(t) => t.nonce,
             Transaction::AccountUpdate(t) => t.nonce,
+            Transaction::SmartContractDeploy(t) => t.nonce,
+            Transaction::SmartContractExecution(t) => t.nonce,
         }
     }
 
@@ -174,6 +219,8 @@ impl Transaction {
             Transaction::Legacy(t) => t.gas,
             Transaction::ValueTransfer(t) => t.gas,
             Transaction::AccountUpdate(t) => t.gas,
+            Transaction::SmartContractDeploy(t) => t.gas,
+            Transaction::SmartContractExecution(t) => t.gas,
         }
     }
 
@@ -183,6 +230,8 @@ impl Transaction {
             Transaction::Legacy(t) => t.gas_price,
             Transaction::ValueTransfer(t) => t.gas_price,
             Transaction::AccountUpdate(t) => t.gas_price,
+            Transaction::SmartContractDeploy(t) => t.gas_price,
+            Transaction::SmartContractExecution(t) => t.gas_price,
         }
     }
 
@@ -192,6 +241,8 @@ impl Transaction {
             Transaction::Legacy(t) => t.to,
             Transaction::ValueTransfer(t) => Some(t.to),
             Transaction::AccountUpdate(_) => None,
+            Transaction::SmartContractDeploy(t) => t.to,
+            Transaction::SmartContractExecution(t) => Some(t.to),
         }
     }
 
@@ -201,6 +252,8 @@ impl Transaction {
             Transaction::Legacy(t) => t.value,
             Transaction::ValueTransfer(t) => t.value,
             Transaction::AccountUpdate(_) => [0; 32],
+            Transaction::SmartContractDeploy(t) => t.value,
+            Transaction::SmartContractExecution(t) => t.value,
         }
     }
 
@@ -208,6 +261,8 @@ impl Transaction {
     pub fn input(&self) -> &[u8] {
         match self {
             Transaction::Legacy(t) => &t.input,
+            Transaction::SmartContractDeploy(t) => &t.input,
+            Transaction::SmartContractExecution(t) => &t.input,
             Transaction::ValueTransfer(_) | Transaction::AccountUpdate(_) => &[],
         }
     }
@@ -218,12 +273,51 @@ impl Transaction {
             Transaction::Legacy(_) => None,
             Transaction::ValueTransfer(t) => Some(t.from),
             Transaction::AccountUpdate(t) => Some(t.from),
+            Transaction::SmartContractDeploy(t) => Some(t.from),
+            Transaction::SmartContractExecution(t) => Some(t.from),
+        }
+    }
+
+    /// Sets the nonce (an unsigned transaction being filled in).
+    pub fn set_nonce(&mut self, nonce: u64) {
+        match self {
+            Transaction::Legacy(t) => t.nonce = nonce,
+            Transaction::ValueTransfer(t) => t.nonce = nonce,
+            Transaction::AccountUpdate(t) => t.nonce = nonce,
+            Transaction::SmartContractDeploy(t) => t.nonce = nonce,
+            Transaction::SmartContractExecution(t) => t.nonce = nonce,
+        }
+    }
+
+    /// Sets the gas limit (an unsigned transaction being filled in).
+    pub fn set_gas(&mut self, gas: u64) {
+        match self {
+            Transaction::Legacy(t) => t.gas = gas,
+            Transaction::ValueTransfer(t) => t.gas = gas,
+            Transaction::AccountUpdate(t) => t.gas = gas,
+            Transaction::SmartContractDeploy(t) => t.gas = gas,
+            Transaction::SmartContractExecution(t) => t.gas = gas,
         }
     }
 
     /// Whether this transaction creates a contract.
     pub fn is_create(&self) -> bool {
-        matches!(self, Transaction::Legacy(t) if t.to.is_none())
+        match self {
+            Transaction::Legacy(t) => t.to.is_none(),
+            Transaction::SmartContractDeploy(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The name of the type (the RPC `type` string).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Transaction::Legacy(_) => "TxTypeLegacyTransaction",
+            Transaction::ValueTransfer(_) => "TxTypeValueTransfer",
+            Transaction::AccountUpdate(_) => "TxTypeAccountUpdate",
+            Transaction::SmartContractDeploy(_) => "TxTypeSmartContractDeploy",
+            Transaction::SmartContractExecution(_) => "TxTypeSmartContractExecution",
+        }
     }
 
     /// The hash a signer signs for `chain_id` (EIP-155 form for legacy).
@@ -258,6 +352,18 @@ impl Transaction {
                 put_bytes(&mut p, &t.key.encode());
                 typed_sig_hash(&list(&p), chain_id)
             }
+            Transaction::SmartContractDeploy(t) => {
+                let mut p = Vec::with_capacity(t.input.len() + 96);
+                put_u64(&mut p, u64::from(TYPE_SMART_CONTRACT_DEPLOY));
+                t.fields(&mut p);
+                typed_sig_hash(&list(&p), chain_id)
+            }
+            Transaction::SmartContractExecution(t) => {
+                let mut p = Vec::with_capacity(t.input.len() + 96);
+                put_u64(&mut p, u64::from(TYPE_SMART_CONTRACT_EXECUTION));
+                t.fields(&mut p);
+                typed_sig_hash(&list(&p), chain_id)
+            }
         }
     }
 
@@ -275,6 +381,8 @@ impl Transaction {
             Transaction::Legacy(t) => t.signature = Some(sig),
             Transaction::ValueTransfer(t) => t.signatures.push(sig),
             Transaction::AccountUpdate(t) => t.signatures.push(sig),
+            Transaction::SmartContractDeploy(t) => t.signatures.push(sig),
+            Transaction::SmartContractExecution(t) => t.signatures.push(sig),
         }
     }
 
@@ -316,6 +424,22 @@ impl Transaction {
                 put_bytes(&mut p, &t.key.encode());
                 p.extend_from_slice(&signature_list(&t.signatures));
                 let mut out = vec![TYPE_ACCOUNT_UPDATE];
+                out.extend_from_slice(&list(&p));
+                out
+            }
+            Transaction::SmartContractDeploy(t) => {
+                let mut p = Vec::with_capacity(t.input.len() + 160);
+                t.fields(&mut p);
+                p.extend_from_slice(&signature_list(&t.signatures));
+                let mut out = vec![TYPE_SMART_CONTRACT_DEPLOY];
+                out.extend_from_slice(&list(&p));
+                out
+            }
+            Transaction::SmartContractExecution(t) => {
+                let mut p = Vec::with_capacity(t.input.len() + 160);
+                t.fields(&mut p);
+                p.extend_from_slice(&signature_list(&t.signatures));
+                let mut out = vec![TYPE_SMART_CONTRACT_EXECUTION];
                 out.extend_from_slice(&list(&p));
                 out
             }
@@ -400,6 +524,62 @@ impl Transaction {
                         signatures,
                     })
                 }
+                TYPE_SMART_CONTRACT_DEPLOY => {
+                    let nonce = r.u64()?;
+                    let gas_price = r.u256()?;
+                    let gas = r.u64()?;
+                    let to = r.bytes()?;
+                    let to = if to.is_empty() {
+                        None
+                    } else {
+                        Some(address(to)?)
+                    };
+                    let value = r.u256()?;
+                    let from = address(r.bytes()?)?;
+                    let input = r.bytes()?.to_vec();
+                    let human_readable = match r.u64()? {
+                        0 => false,
+                        1 => true,
+                        n => return Err(RlpError::Rlp(format!("invalid boolean value {n}")).into()),
+                    };
+                    let code_format = u8::try_from(r.u64()?)
+                        .map_err(|_| RlpError::Rlp("input string too long for uint8".into()))?;
+                    let signatures = decode_signatures(&mut r)?;
+                    r.end()?;
+                    Transaction::SmartContractDeploy(SmartContractDeploy {
+                        nonce,
+                        gas_price,
+                        gas,
+                        to,
+                        value,
+                        from,
+                        input,
+                        human_readable,
+                        code_format,
+                        signatures,
+                    })
+                }
+                TYPE_SMART_CONTRACT_EXECUTION => {
+                    let nonce = r.u64()?;
+                    let gas_price = r.u256()?;
+                    let gas = r.u64()?;
+                    let to = address(r.bytes()?)?;
+                    let value = r.u256()?;
+                    let from = address(r.bytes()?)?;
+                    let input = r.bytes()?.to_vec();
+                    let signatures = decode_signatures(&mut r)?;
+                    r.end()?;
+                    Transaction::SmartContractExecution(SmartContractExecution {
+                        nonce,
+                        gas_price,
+                        gas,
+                        to,
+                        value,
+                        from,
+                        input,
+                        signatures,
+                    })
+                }
                 _ => return Err(TxError::UndefinedType),
             }
         };
@@ -412,8 +592,7 @@ impl Transaction {
     pub fn signature_chain_id(&self) -> Option<u64> {
         match self {
             Transaction::Legacy(t) => t.signature.as_ref().map(Signature::chain_id),
-            Transaction::ValueTransfer(t) => t.signatures.first().map(Signature::chain_id),
-            Transaction::AccountUpdate(t) => t.signatures.first().map(Signature::chain_id),
+            _ => self.signatures().first().map(Signature::chain_id),
         }
     }
 
@@ -422,6 +601,8 @@ impl Transaction {
             Transaction::Legacy(t) => t.signature.into_iter().collect(),
             Transaction::ValueTransfer(t) => t.signatures.clone(),
             Transaction::AccountUpdate(t) => t.signatures.clone(),
+            Transaction::SmartContractDeploy(t) => t.signatures.clone(),
+            Transaction::SmartContractExecution(t) => t.signatures.clone(),
         }
     }
 
@@ -509,14 +690,29 @@ impl Transaction {
     /// key-validation gas.
     pub fn intrinsic_gas(&self) -> u64 {
         match self {
-            Transaction::Legacy(t) => {
-                let base = if t.to.is_some() { TX_GAS } else { 53_000 };
-                base + TX_DATA_GAS * t.input.len() as u64
-            }
+            Transaction::Legacy(t) => match t.to {
+                Some(_) => payload_gas(TX_GAS, &t.input, false),
+                None => payload_gas(TX_GAS_CONTRACT_CREATION, &t.input, true),
+            },
             Transaction::ValueTransfer(_) => TX_GAS,
             Transaction::AccountUpdate(t) => TX_GAS + key_creation_gas(&t.key),
+            Transaction::SmartContractDeploy(t) => {
+                payload_gas(TX_GAS_CONTRACT_CREATION, &t.input, true)
+            }
+            Transaction::SmartContractExecution(t) => payload_gas(TX_GAS, &t.input, false),
         }
     }
+}
+
+/// `base` plus 100 gas per byte of `input` and, for a contract creation, 2 per 32-byte word
+/// of its code (the reference's `IntrinsicGasPayload` with Istanbul and Shanghai active).
+pub fn payload_gas(base: u64, input: &[u8], create: bool) -> u64 {
+    let len = input.len() as u64;
+    let mut gas = base.saturating_add(TX_DATA_GAS.saturating_mul(len));
+    if create {
+        gas = gas.saturating_add(INIT_CODE_WORD_GAS * len.div_ceil(32));
+    }
+    gas
 }
 
 /// The creation gas of a key an account update installs (reference 7.5).
@@ -540,6 +736,34 @@ fn decode_signatures(r: &mut ListReader<'_>) -> Result<Vec<Signature>, RlpError>
         one.end()?;
     }
     Ok(out)
+}
+
+impl SmartContractDeploy {
+    /// The fields after the type and before the signatures, as signed and as sent.
+    fn fields(&self, p: &mut Vec<u8>) {
+        put_u64(p, self.nonce);
+        put_uint(p, &self.gas_price);
+        put_u64(p, self.gas);
+        put_bytes(p, self.to.as_ref().map_or(&[][..], |a| &a.0[..]));
+        put_uint(p, &self.value);
+        put_bytes(p, &self.from.0);
+        put_bytes(p, &self.input);
+        put_u64(p, u64::from(self.human_readable));
+        put_u64(p, u64::from(self.code_format));
+    }
+}
+
+impl SmartContractExecution {
+    /// The fields after the type and before the signatures, as signed and as sent.
+    fn fields(&self, p: &mut Vec<u8>) {
+        put_u64(p, self.nonce);
+        put_uint(p, &self.gas_price);
+        put_u64(p, self.gas);
+        put_bytes(p, &self.to.0);
+        put_uint(p, &self.value);
+        put_bytes(p, &self.from.0);
+        put_bytes(p, &self.input);
+    }
 }
 
 impl Legacy {
