@@ -662,3 +662,4 @@ pub fn write_empty_blocks(
     }
     out.flush().unwrap();
 }
+pub mod contracts;
