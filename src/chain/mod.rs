@@ -140,6 +140,8 @@ pub struct Chain {
     save_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// One lock per sender for the send methods that fill in the nonce (reference 6.4).
     nonce_locks: Mutex<std::collections::HashMap<Address, Arc<Mutex<()>>>>,
+    /// The last blocks this node sealed, decoded for transaction look-ups (`read.rs`).
+    recent: Mutex<read::RecentBlocks>,
 }
 
 impl std::fmt::Debug for Chain {
@@ -275,6 +277,7 @@ impl Chain {
             bad_blocks: Mutex::new(std::collections::VecDeque::new()),
             save_thread: Mutex::new(None),
             nonce_locks: Mutex::new(std::collections::HashMap::new()),
+            recent: Mutex::new(read::RecentBlocks::default()),
         })
     }
 
@@ -325,6 +328,10 @@ impl Chain {
             return Ok(());
         }
         let hash = self.db.set_head(number)?;
+        self.recent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         let (_, header) = self
             .header_at(number)?
             .ok_or_else(|| ChainError::Corrupt(format!("block {number} vanished")))?;

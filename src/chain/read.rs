@@ -16,6 +16,75 @@ use crate::types::transaction::Transaction;
 /// Refused blocks kept for `debug_getBadBlocks`.
 pub const BAD_BLOCKS: usize = 10;
 
+/// Most transactions the recent sealed blocks keep decoded (the newest block is kept whatever
+/// its size).
+const RECENT_TXS: usize = 32_768;
+
+/// A block this node sealed, as its lookups need it: each transaction with its sender, each
+/// receipt with the block-wide index of its first log.
+pub(super) struct RecentBlock {
+    pub hash: Hash,
+    pub number: u64,
+    pub txs: Vec<(Transaction, Address)>,
+    pub receipts: Vec<Receipt>,
+    first_logs: Vec<u64>,
+}
+
+impl RecentBlock {
+    pub fn new(
+        hash: Hash,
+        number: u64,
+        txs: Vec<(Transaction, Address)>,
+        receipts: Vec<Receipt>,
+    ) -> RecentBlock {
+        let mut first_logs = Vec::with_capacity(receipts.len());
+        let mut logs = 0;
+        for r in &receipts {
+            first_logs.push(logs);
+            logs += r.logs.len() as u64;
+        }
+        RecentBlock {
+            hash,
+            number,
+            txs,
+            receipts,
+            first_logs,
+        }
+    }
+}
+
+/// The last blocks this node sealed, decoded. A client waiting for its transactions asks for
+/// each one's receipt as soon as the block is out; from the stored block that costs decoding
+/// every transaction and receipt of the block and recovering the sender, for each look-up
+/// (milliseconds for a block of thousands). Kept here, it is one index look-up.
+#[derive(Default)]
+pub(super) struct RecentBlocks {
+    blocks: std::collections::VecDeque<std::sync::Arc<RecentBlock>>,
+    txs: usize,
+}
+
+impl RecentBlocks {
+    /// Keeps `b`, dropping the oldest blocks beyond [`RECENT_TXS`] transactions.
+    pub fn push(&mut self, b: RecentBlock) {
+        while !self.blocks.is_empty() && self.txs + b.txs.len() > RECENT_TXS {
+            if let Some(old) = self.blocks.pop_front() {
+                self.txs -= old.txs.len();
+            }
+        }
+        self.txs += b.txs.len();
+        self.blocks.push_back(std::sync::Arc::new(b));
+    }
+
+    fn get(&self, hash: &Hash) -> Option<std::sync::Arc<RecentBlock>> {
+        self.blocks.iter().rev().find(|b| b.hash == *hash).cloned()
+    }
+
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+        self.txs = 0;
+    }
+}
+
 /// A block as the chain knows it.
 #[derive(Debug, Clone)]
 pub struct BlockRecord {
@@ -90,6 +159,30 @@ impl Chain {
         let Some((block_hash, index)) = self.db.tx_location(hash)? else {
             return Ok(None);
         };
+        let recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&block_hash);
+        if let Some(b) = recent {
+            let i = index as usize;
+            if let (Some((tx, sender)), Some(receipt)) = (b.txs.get(i), b.receipts.get(i)) {
+                return Ok(Some(TxRecord {
+                    tx: tx.clone(),
+                    sender: *sender,
+                    location: crate::types::json::Location {
+                        block_hash,
+                        block_number: b.number,
+                        index: u64::from(index),
+                    },
+                    receipt: Some(SealedReceipt {
+                        receipt: receipt.clone(),
+                        first_log: b.first_logs[i],
+                        contract: created_contract(tx, sender),
+                    }),
+                }));
+            }
+        }
         let corrupt = |what: &str| {
             ChainError::Corrupt(format!("transaction 0x{}: {what}", hex::encode(hash)))
         };
@@ -307,5 +400,81 @@ impl Chain {
         };
         let nodes = self.db_nodes();
         Ok(Some(State::at(&nodes, root).account(address)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::genesis::Genesis;
+    use crate::crypto::SecretKey;
+    use crate::types::transaction::Legacy;
+
+    /// A transaction of a block this node sealed reads the same from the recent blocks as
+    /// from the stored block: sender, location, receipt, the index of its first log.
+    #[test]
+    fn recent_blocks_answer_as_the_stored_block() {
+        let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let mut funds = [0u8; 32];
+        funds[20] = 1;
+        let dir = tempfile::tempdir().unwrap();
+        let chain = Chain::open(dir.path(), &Genesis::dev(key.address(), funds)).unwrap();
+        let code = {
+            let path = format!(
+                "{}/tests/contracts/out/Counter.json",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            hex::decode(v["bytecode"].as_str().unwrap().trim_start_matches("0x")).unwrap()
+        };
+        let mut price = [0u8; 32];
+        price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
+        let tx = |nonce: u64, to: Option<Address>, input: Vec<u8>| {
+            let mut t = Transaction::Legacy(Legacy {
+                nonce,
+                gas_price: price,
+                gas: 500_000,
+                to,
+                value: [0; 32],
+                input,
+                signature: None,
+            });
+            t.sign(&key, chain.chain_id());
+            t
+        };
+        chain.submit(tx(0, None, code)).unwrap();
+        chain.seal(&key).unwrap().unwrap();
+        let counter = crate::exec::create_address(&key.address(), 0);
+        // increment() logs once: the second call's first log is the block's second.
+        let hashes: Vec<Hash> = (1..4)
+            .map(|n| {
+                let input = if n == 2 {
+                    Vec::new()
+                } else {
+                    hex::decode("d09de08a").unwrap()
+                };
+                let to = if n == 2 { Address([0x35; 20]) } else { counter };
+                chain.submit(tx(n, Some(to), input)).unwrap()
+            })
+            .collect();
+        chain.seal(&key).unwrap().unwrap();
+        let recent: Vec<String> = hashes
+            .iter()
+            .map(|h| format!("{:?}", chain.transaction(h).unwrap().unwrap()))
+            .collect();
+        chain
+            .recent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        let stored: Vec<TxRecord> = hashes
+            .iter()
+            .map(|h| chain.transaction(h).unwrap().unwrap())
+            .collect();
+        assert_eq!(stored[2].receipt.as_ref().unwrap().first_log, 1);
+        assert_eq!(stored[0].sender, key.address());
+        let stored: Vec<String> = stored.iter().map(|r| format!("{r:?}")).collect();
+        assert_eq!(recent, stored);
     }
 }

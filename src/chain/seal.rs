@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::admission::{Admission, ACCOUNT_CACHE_LIMIT};
 use super::db::{BlockWrite, Hash};
 use super::pool;
+use super::read::RecentBlock;
 use super::run::{state_source, BlockRun, CachedSource, Unfit};
 use super::state::{Account, Changes, State};
 use super::{preimage, Chain, ChainError, Head};
@@ -97,6 +98,19 @@ impl Chain {
             run
         };
         let written = self.write_block(validator, &parent, &run, time, now.subsec_millis());
+        if let Ok((hash, header)) = &written {
+            // Before the head moves: a client that sees the new head finds its receipts here.
+            let recent = RecentBlock::new(
+                *hash,
+                header.number,
+                run.included.into_iter().map(|p| (p.tx, p.sender)).collect(),
+                run.receipts,
+            );
+            self.recent
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(recent);
+        }
         let mut adm = self.admission();
         adm.in_flight.clear();
         adm.sealing.clear();
