@@ -18,7 +18,7 @@ pub const BAD_BLOCKS: usize = 10;
 
 /// Most transactions the recent sealed blocks keep decoded (the newest block is kept whatever
 /// its size).
-const RECENT_TXS: usize = 32_768;
+const RECENT_TXS: usize = 65_536;
 
 /// A block this node sealed, as its lookups need it: each transaction with its sender, each
 /// receipt with the block-wide index of its first log.
