@@ -86,6 +86,7 @@ fn main() {
     let part = |p: &str| parts.split(',').any(|x| x == p);
     // `CONTRACTS_NODES=ours`: anvil only gets the set-up (for profiling ours alone).
     let with_anvil = std::env::var("CONTRACTS_NODES").map_or(true, |v| v.contains("anvil"));
+    let with_ours = std::env::var("CONTRACTS_NODES").map_or(true, |v| v.contains("ours"));
 
     let (anvil_bin, cast_bin) = foundry();
     let work = tempfile::tempdir().unwrap();
@@ -247,7 +248,7 @@ fn main() {
                 loadavg()
             );
             for (i, ep) in [&ours, &anvil].into_iter().enumerate() {
-                if i == 1 && !with_anvil {
+                if (i == 1 && !with_anvil) || (i == 0 && !with_ours) {
                     continue;
                 }
                 let other = if i == 0 { &anvil } else { &ours };
@@ -265,6 +266,10 @@ fn main() {
                     f.node_cpu / f.receipts_secs,
                     f.client_cpu / f.receipts_secs
                 );
+                println!("        µs of CPU per transfer: {}", f.threads);
+                if std::env::var_os("CONTRACTS_SHOW_BLOCKS").is_some() {
+                    show_blocks(ep, f.first_block, f.last_block);
+                }
                 if i == 0 {
                     our_blocks.push((f.first_block, f.last_block, round_txs));
                 }
@@ -273,6 +278,13 @@ fn main() {
         }
     }
 
+    for l in ours_node
+        .log_text()
+        .lines()
+        .filter(|l| l.contains("SEALTIMING"))
+    {
+        println!("{l}");
+    }
     // Calls.
     let mut call_figures: Vec<(usize, f64)> = Vec::new();
     let mut ours_has_call = true;
@@ -333,7 +345,7 @@ fn main() {
     );
 
     // An independent client (cast) reads the end state from anvil: it must be ours.
-    if part("transfers") && with_anvil {
+    if part("transfers") && with_anvil && with_ours {
         for h in [0, holders_n / 2, holders_n - 1] {
             let a = format!("0x{}", hex::encode(holder_addrs[h].0));
             let nonce = cast(
@@ -559,6 +571,24 @@ impl Endpoint {
     fn cpu(&self) -> f64 {
         proc_cpu(self.pid)
     }
+}
+
+/// Prints the transactions and the time of blocks `first..=last` (a diagnosis).
+fn show_blocks(ep: &Endpoint, first: u64, last: u64) {
+    let mut line = String::new();
+    for n in first..=last {
+        let b = ep.call(
+            &format!("{}_getBlockByNumber", ep.prefix),
+            json!([format!("0x{n:x}"), false]),
+        );
+        let b = &b["result"];
+        line.push_str(&format!(
+            " {n}:{}@{}",
+            b["transactions"].as_array().map_or(0, Vec::len),
+            common::quantity_of(&b["timestamp"]) % 1000
+        ));
+    }
+    println!("    blocks (number:transactions@time mod 1000 s):{line}");
 }
 
 fn addr_of(url: &str) -> String {
@@ -842,32 +872,43 @@ fn send_and_confirm(ep: &Endpoint, txs: &[(String, String)]) -> u64 {
 /// on, are sealed (each must have status 1; those after the first missing one are not
 /// counted, and are asked for again later).
 fn sealed_prefix(ep: &Endpoint, c: &mut Conn, hashes: &[String]) -> usize {
-    let method = format!("{}_getTransactionReceipt", ep.prefix);
-    let batch: Vec<Value> = hashes
-        .iter()
-        .enumerate()
-        .map(|(i, h)| json!({"jsonrpc": "2.0", "id": i, "method": method, "params": [h]}))
-        .collect();
-    let reply: Value =
-        serde_json::from_slice(&c.roundtrip(&request(&Value::Array(batch).to_string()))).unwrap();
-    let mut replies = reply
-        .as_array()
-        .unwrap_or_else(|| panic!("{}: {reply}", ep.name))
-        .clone();
-    replies.sort_by_key(|r| r["id"].as_u64().unwrap());
-    let mut found = 0;
-    for r in &replies {
-        let rec = &r["result"];
-        if rec.is_null() {
-            break;
+    // Only the id and the status are read from each reply (the client shares the cores
+    // with the node it measures: no JSON tree is built).
+    #[derive(serde::Deserialize)]
+    struct Status {
+        status: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Reply {
+        id: usize,
+        result: Option<Status>,
+    }
+    let mut body = String::with_capacity(hashes.len() * 120);
+    body.push('[');
+    for (i, h) in hashes.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
         }
-        assert_eq!(
-            rec["status"],
-            json!("0x1"),
-            "{}: failed transaction {rec}",
-            ep.name
-        );
-        found += 1;
+        body.push_str(&format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"{}_getTransactionReceipt","params":["{h}"]}}"#,
+            ep.prefix
+        ));
+    }
+    body.push(']');
+    let bytes = c.roundtrip(&request(&body));
+    let replies: Vec<Reply> = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("{}: {e}: {}", ep.name, String::from_utf8_lossy(&bytes)));
+    let mut status: Vec<Option<String>> = vec![None; hashes.len()];
+    for r in replies {
+        status[r.id] = r.result.map(|s| s.status);
+    }
+    let mut found = 0;
+    for (s, h) in status.iter().zip(hashes) {
+        match s.as_deref() {
+            None => break,
+            Some("0x1") => found += 1,
+            Some(other) => panic!("{}: transaction {h} failed: status {other}", ep.name),
+        }
     }
     found
 }
@@ -915,6 +956,8 @@ struct RoundFigures {
     polls: usize,
     node_cpu: f64,
     client_cpu: f64,
+    /// CPU µs per transfer of the node's busiest threads.
+    threads: String,
     total: usize,
 }
 
@@ -1003,6 +1046,7 @@ impl Round {
         let barrier = Barrier::new(conns + 2);
         let anvil = ep.prefix == "eth";
         let node_cpu = ep.cpu();
+        let threads = thread_cpu(ep.pid);
         let client_cpu = proc_cpu(std::process::id());
         let mut ingest_secs = 0.0;
         let mut receipts_secs = 0.0;
@@ -1076,6 +1120,7 @@ impl Round {
             last_block,
             polls,
             node_cpu: ep.cpu() - node_cpu,
+            threads: per_tx(&threads, &thread_cpu(ep.pid), self.total),
             client_cpu: proc_cpu(std::process::id()) - client_cpu,
             total: self.total,
         }
@@ -1149,6 +1194,47 @@ fn proc_cpu(pid: u32) -> f64 {
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     (ticks(11) + ticks(12)) / hz
+}
+
+/// CPU seconds of each thread name of process `pid` (threads that ended are not counted).
+fn thread_cpu(pid: u32) -> std::collections::BTreeMap<String, f64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let (Some(a), Some(b)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[a + 1..b].to_string();
+        let f: Vec<&str> = stat[b + 1..].split_whitespace().collect();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        *out.entry(name).or_insert(0.0) += (ticks(11) + ticks(12)) / hz;
+    }
+    out
+}
+
+/// Microseconds of CPU per transaction by thread name between two [`thread_cpu`] readings,
+/// the largest first.
+fn per_tx(
+    before: &std::collections::BTreeMap<String, f64>,
+    after: &std::collections::BTreeMap<String, f64>,
+    txs: usize,
+) -> String {
+    let mut v: Vec<(String, f64)> = after
+        .iter()
+        .map(|(k, a)| (k.clone(), a - before.get(k).copied().unwrap_or(0.0)))
+        .filter(|(_, d)| *d > 0.0)
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    v.iter()
+        .take(5)
+        .map(|(k, d)| format!("{k} {:.0}", d * 1e6 / txs as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn vm_hwm_kib(pid: u32) -> u64 {
