@@ -639,3 +639,119 @@ fn the_contract_types_rules_refuse_with_the_reference_texts() {
         "{message}"
     );
 }
+
+/// What the node's sign methods make of the contract types is byte for byte what an
+/// independent signer (caver-js 1.12.2, tests/vectors/contract-transactions.json) made of the
+/// same fields, and the `tx` object has the reference's member order.
+#[test]
+fn the_node_signs_contract_types_as_caver_js_does() {
+    let n = node();
+    let url = n.http.clone().unwrap();
+    let d = Dev { url: &url };
+    let vectors: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/vectors/contract-transactions.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let k1 = vectors["key"]["K1"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("0x");
+    let a = ok(d.call("personal_importRawKey", json!([k1, "pw"])));
+    ok(d.call("personal_unlockAccount", json!([a, "pw", 0])));
+    let mut checked = 0;
+    for rec in vectors["transactions"].as_array().unwrap() {
+        let i = &rec["inputs"];
+        if i["chainId"] != json!(1000) {
+            continue;
+        }
+        let mut args = json!({
+            "from": a,
+            "nonce": format!("0x{:x}", i["nonce"].as_u64().unwrap()),
+            "gas": format!("0x{:x}", i["gas"].as_u64().unwrap()),
+            "gasPrice": i["gasPrice"],
+            "value": i["value"],
+        });
+        match rec["type"].as_str().unwrap() {
+            "TxTypeSmartContractDeploy" => {
+                args["typeInt"] = json!(40);
+                args["input"] = i["input"].clone();
+                args["codeFormat"] = i["codeFormat"].clone();
+                args["humanReadable"] = i["humanReadable"].clone();
+            }
+            "TxTypeSmartContractExecution" => {
+                args["typeInt"] = json!(48);
+                args["to"] = i["to"].clone();
+                args["input"] = i["input"].clone();
+            }
+            _ => {
+                args["data"] = i["input"].clone();
+                if !i["to"].is_null() {
+                    args["to"] = i["to"].clone();
+                }
+            }
+        }
+        let signed = ok(d.call("chain_signTransaction", json!([args.clone()])));
+        assert_eq!(signed["raw"], rec["raw"], "{}", rec["name"]);
+        assert_eq!(signed["tx"]["hash"], rec["txHash"], "{}", rec["name"]);
+        // The member order, as the bytes on the wire give it.
+        let request =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "chain_signTransaction", "params": [args]});
+        let (_, body) = common::http_post(&url, &request.to_string());
+        let tx = &body[body.find(r#""tx":{"#).unwrap()..];
+        let mut keys: Vec<(usize, &str)> = signed["tx"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| (tx.find(&format!("\"{k}\":")).unwrap(), k.as_str()))
+            .collect();
+        keys.sort();
+        let keys: Vec<&str> = keys.into_iter().map(|(_, k)| k).collect();
+        let want: &[&str] = match rec["type"].as_str().unwrap() {
+            "TxTypeSmartContractDeploy" => &[
+                "typeInt",
+                "type",
+                "nonce",
+                "gasPrice",
+                "gas",
+                "to",
+                "value",
+                "from",
+                "input",
+                "humanReadable",
+                "codeFormat",
+                "signatures",
+                "hash",
+            ],
+            "TxTypeSmartContractExecution" => &[
+                "typeInt",
+                "type",
+                "nonce",
+                "gasPrice",
+                "gas",
+                "to",
+                "value",
+                "from",
+                "input",
+                "signatures",
+                "hash",
+            ],
+            _ => &[
+                "nonce",
+                "gasPrice",
+                "gas",
+                "to",
+                "value",
+                "input",
+                "signatures",
+                "hash",
+            ],
+        };
+        assert_eq!(keys, want, "{}", rec["name"]);
+        checked += 1;
+    }
+    assert_eq!(checked, 5);
+}

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use super::{Chain, ChainError};
 use crate::crypto::keccak256;
+use crate::trie::NodeStore;
 
 /// Nodes copied per batch (between two looks at the stop flag and two status updates).
 const BATCH: usize = 4096;
@@ -243,9 +244,19 @@ impl Chain {
             }
             Ok(())
         };
+        // The contracts' storage tries and code, copied after the accounts.
+        let mut contracts: Vec<crate::state::Contract> = Vec::new();
         let walked = crate::trie::walk(&nodes, root, &mut |v| {
             read += 1;
             batch.push((*v.hash, v.bytes.to_vec()));
+            if let Ok(values) = crate::trie::leaf_values_in(v.bytes) {
+                contracts.extend(
+                    values
+                        .iter()
+                        .filter_map(|a| crate::state::Account::decode(a).ok())
+                        .filter_map(|a| a.contract),
+                );
+            }
             for leaf in &v.leaves {
                 // The leaf's key: the Keccak-256 of an address, whose preimage is stored.
                 if leaf.len() == 64 {
@@ -275,6 +286,35 @@ impl Chain {
         walked.map_err(|e| format!("failed to retrieve node data: {e}"))?;
         if let Some(f) = failure {
             return Err(f);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for c in contracts {
+            if self.migration.stop.load(Ordering::SeqCst) || self.stopping.load(Ordering::Relaxed) {
+                return Err("stop state migration".into());
+            }
+            if seen.insert(c.storage_root) {
+                let mut failed = None;
+                crate::trie::reachable(&nodes, c.storage_root, &mut |h, b| {
+                    read += 1;
+                    batch.push((*h, b.to_vec()));
+                    if batch.len() >= BATCH {
+                        if let Err(e) = flush(&mut batch, 0, 99.9, read) {
+                            failed.get_or_insert(e);
+                        }
+                    }
+                })
+                .map_err(|e| format!("failed to retrieve node data: {e}"))?;
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+            if c.code_hash != crate::state::EMPTY_CODE_HASH && seen.insert(c.code_hash) {
+                let code = nodes.node(&c.code_hash).ok_or_else(|| {
+                    format!("failed to retrieve the code 0x{}", hex::encode(c.code_hash))
+                })?;
+                read += 1;
+                batch.push((c.code_hash, code));
+            }
         }
         if self.migration.stop.load(Ordering::SeqCst) {
             return Err("stop state migration".into());

@@ -67,7 +67,21 @@ pub(crate) fn sender_of(tx: &Transaction) -> Result<Address, String> {
     }
 }
 
+/// What a dump shows of a contract: its code and its storage (slot hash, value).
+pub type ContractDump = (Vec<u8>, Vec<(Hash, [u8; 32])>);
+
 impl Chain {
+    /// The code and storage of `account` (a contract of a state this chain keeps).
+    pub fn contract_dump(&self, account: &Account) -> Result<Option<ContractDump>, ChainError> {
+        let Some(c) = account.contract else {
+            return Ok(None);
+        };
+        let nodes = self.db_nodes();
+        let code = crate::state::code(&nodes, &c.code_hash)?;
+        let storage = crate::state::storage_entries(&nodes, &c.storage_root)?;
+        Ok(Some((code, storage)))
+    }
+
     /// A transaction by hash: sealed (with its block, index and receipt's status and gas
     /// used) or pending (no receipt). `None` when the chain has never seen it.
     pub fn transaction(&self, hash: &[u8; 32]) -> Result<Option<TxRecord>, ChainError> {
@@ -227,8 +241,8 @@ impl Chain {
         Ok(Some((header.state_root, out)))
     }
 
-    /// The hash of every trie node of the state of block `number`. `None` when the chain
-    /// lacks the block.
+    /// The hash of every trie node of the state of block `number` (the account trie's, then
+    /// each contract's storage trie's and code's). `None` when the chain lacks the block.
     pub fn state_nodes(
         &self,
         number: Option<u64>,
@@ -240,8 +254,7 @@ impl Chain {
         self.check_state_kept(number)?;
         let nodes = self.db_nodes();
         let mut out = Vec::new();
-        crate::trie::reachable(&nodes, header.state_root, &mut |h, _| out.push(*h))
-            .map_err(StateError::from)?;
+        crate::state::reachable(&nodes, header.state_root, &mut |h, _| out.push(*h))?;
         Ok(Some((header.state_root, out)))
     }
 
