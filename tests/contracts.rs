@@ -755,3 +755,88 @@ fn the_node_signs_contract_types_as_caver_js_does() {
     }
     assert_eq!(checked, 5);
 }
+
+/// The debug methods cover contract state: a dump shows a contract's code and storage,
+/// the accounts a block modified include a contract changed only by another's inner call,
+/// and the storage-trie nodes a block added are counted.
+#[test]
+fn the_debug_methods_see_contract_state() {
+    let n = node();
+    let url = n.http.clone().unwrap();
+    let d = Dev { url: &url };
+    let dev = common::dev_account(&n);
+    let k = key(0x65);
+    funded(&d, &dev, &k);
+    let counter_c = compiled("Counter");
+    let counter = common::contracts::deploy(&url, &k, 0, counter_c.bytecode.clone());
+    let caller_c = compiled("Caller");
+    let caller = common::contracts::deploy(&url, &k, 1, caller_c.with_args(&[addr_word(&counter)]));
+    let r = d.raw(raw_legacy(
+        &k,
+        2,
+        Some(caller),
+        0,
+        caller_c.call_data("callIncrement()", &[]),
+        300_000,
+    ));
+    assert_eq!(r["status"], json!("0x1"));
+    let block = number(&r["blockNumber"]) as u64;
+    let dump = ok(d.call("debug_dumpBlock", json!([format!("0x{block:x}")])));
+    let c = &dump["accounts"][hex0x(&counter.0)];
+    let runtime = ok(d.call("chain_getCode", json!([hex0x(&counter.0), "latest"])));
+    assert_eq!(c["code"], runtime);
+    assert_eq!(
+        c["codeHash"],
+        json!(hex0x(&chain_node::crypto::keccak256(
+            &hex::decode(runtime.as_str().unwrap().trim_start_matches("0x")).unwrap()
+        )))
+    );
+    let slot0 = hex0x(&chain_node::crypto::keccak256(&[0u8; 32]));
+    assert_eq!(c["storage"][&slot0], json!("0x1"), "{c}");
+    assert_ne!(
+        c["root"],
+        json!("0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421")
+    );
+    let eoa = &dump["accounts"][hex0x(&k.address().0)];
+    assert!(
+        eoa.get("code").is_none() && eoa.get("storage").is_none(),
+        "{eoa}"
+    );
+    // Modified between the block before and this one: the sender, the rewardbase, Counter
+    // (changed by Caller's inner call; not the transaction's recipient) and not Caller
+    // (whose state did not change).
+    let modified = ok(d.call(
+        "debug_getModifiedAccountsByNumber",
+        json!([block - 1, block]),
+    ));
+    let modified: Vec<&str> = modified
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        modified.contains(&hex0x(&counter.0).as_str()),
+        "{modified:?}"
+    );
+    assert!(
+        modified.contains(&hex0x(&k.address().0).as_str()),
+        "{modified:?}"
+    );
+    assert!(
+        !modified.contains(&hex0x(&caller.0).as_str()),
+        "{modified:?}"
+    );
+    let count = |contract: &Address| {
+        ok(d.call(
+            "debug_getModifiedStorageNodesByNumber",
+            json!([hex0x(&contract.0), block - 1, block]),
+        ))
+    };
+    assert_eq!(count(&counter), json!(1), "one slot: a one-leaf trie");
+    assert_eq!(count(&caller), json!(0));
+    // The state trie's node list holds the storage trie and the code.
+    let nodes = ok(d.call("debug_dumpStateTrie", json!([format!("0x{block:x}")])));
+    assert!(nodes["nodes"].as_array().unwrap().contains(&c["root"]));
+    assert!(nodes["nodes"].as_array().unwrap().contains(&c["codeHash"]));
+}

@@ -288,6 +288,39 @@ impl Chain {
         Ok(Some(out))
     }
 
+    /// The number of nodes of `contract`'s storage trie in the state of block `end` that its
+    /// storage trie in the state of block `start` does not have. `None` when the chain lacks
+    /// a block.
+    pub fn modified_storage_nodes(
+        &self,
+        contract: &Address,
+        start: u64,
+        end: u64,
+    ) -> Result<Option<usize>, ChainError> {
+        let (Some((_, a)), Some((_, b))) = (self.header_at(start)?, self.header_at(end)?) else {
+            return Ok(None);
+        };
+        self.check_state_kept(start)?;
+        let nodes = self.db_nodes();
+        let root = |state_root| -> Result<Hash, ChainError> {
+            Ok(State::at(&nodes, state_root)
+                .account(contract)?
+                .storage_root())
+        };
+        let (ra, rb) = (root(a.state_root)?, root(b.state_root)?);
+        let mut before = std::collections::HashSet::new();
+        crate::trie::reachable(&nodes, ra, &mut |h, _| {
+            before.insert(*h);
+        })
+        .map_err(StateError::from)?;
+        let mut count = 0;
+        crate::trie::reachable(&nodes, rb, &mut |h, _| {
+            count += usize::from(!before.contains(h));
+        })
+        .map_err(StateError::from)?;
+        Ok(Some(count))
+    }
+
     /// The canonical header at `number`, with its hash.
     pub fn header_at(&self, number: u64) -> Result<Option<(Hash, Header)>, ChainError> {
         let Some(hash) = self.db.hash_at(number)? else {
