@@ -21,7 +21,6 @@
 //! `ATTACK_CASES` picks cases by name (comma separated).
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::io::{Read, Write};

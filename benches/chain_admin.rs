@@ -7,7 +7,6 @@
 //! `ADMIN_EXPORT_RUNS`, default 5; `ADMIN_MIGRATION_ACCOUNTS`, default 1,000,000).
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::sync::atomic::AtomicBool;
@@ -179,7 +178,7 @@ fn submit_transfers(
     count: usize,
 ) {
     for i in first..first + count {
-        let tx = common::numbered_transfer(&senders, nonces, i, chain.chain_id());
+        let tx = common::numbered_transfer(senders, nonces, i, chain.chain_id());
         chain.submit(tx).unwrap();
     }
 }

@@ -16,7 +16,6 @@
 //! `INGEST_RUNS`, default `pool,end-to-end,end-to-end-big-state`).
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -9,7 +9,6 @@
 //! Run: `cargo bench --bench chain_seal` (`SEAL_ACCOUNTS`, `SEAL_BLOCK`, `SEAL_ROUNDS`).
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::time::{Duration, Instant};

@@ -14,7 +14,6 @@
 //! the serving node with `admin_importChain` before the clock starts.
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::collections::HashMap;

@@ -854,7 +854,7 @@ fn state_migration_under_load() {
 /// Seals one more transfer after whatever the developer account sent.
 fn make_more_after(n: &Node, _head: &Value) {
     let url = n.http.clone().unwrap();
-    let dev = common::dev_account(&n);
+    let dev = common::dev_account(n);
     let nonce = ok(http_call(
         &url,
         "chain_getTransactionCount",

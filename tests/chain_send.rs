@@ -112,8 +112,8 @@ fn each_send_method_moves_balances_and_is_sealed() {
         let tx = ok(c.call("chain_getTransactionByHash", json!([hash])));
         assert_eq!(
             tx["gas"],
-            json!("0x15f90"),
-            "{method}: the reference's default gas"
+            json!("0x5208"),
+            "{method}: gas left out is estimated: a transfer's intrinsic gas (DECISIONS.md)"
         );
         let block = ok(c.call("chain_getBlockByNumber", json!([r["blockNumber"], false])));
         assert!(
@@ -156,7 +156,7 @@ fn signed_transactions_resubmit_and_match_an_independent_signature() {
     let mut mine = Transaction::Legacy(Legacy {
         nonce: 0,
         gas_price: u256(PRICE),
-        gas: 90_000,
+        gas: 21_000,
         to: Some(Address::parse_lenient(TO).unwrap()),
         value: u256(7),
         input: Vec::new(),
@@ -203,12 +203,12 @@ fn signed_transactions_resubmit_and_match_an_independent_signature() {
     );
     assert_eq!(
         (tx["nonce"].clone(), tx["gas"].clone(), tx["from"].clone()),
-        (json!("0x1"), json!("0x15f90"), json!(b))
+        (json!("0x1"), json!("0x5208"), json!(b))
     );
     let mut mine = Transaction::ValueTransfer(ValueTransfer {
         nonce: 1,
         gas_price: u256(PRICE),
-        gas: 90_000,
+        gas: 21_000,
         to: Address::parse_lenient(TO).unwrap(),
         value: u256(9),
         from: k.address(),
@@ -273,7 +273,8 @@ fn refusals_change_neither_state_nor_pool() {
         ("personal_signTransaction", json!([{"from": b, "to": TO, "value": "0x1", "accessList": [], "typeInt": 8}, "pw"]), -32000, r#"json:"accessList,omitempty" is not a field of TxTypeValueTransfer"#),
         ("personal_signTransaction", json!([{"from": b, "typeInt": 32}, "pw"]), -32000, r#"json:"key" is required for TxTypeAccountUpdate"#),
         ("personal_signTransaction", json!([{"from": b, "to": TO, "key": "0x01c0", "typeInt": 32}, "pw"]), -32000, r#"json:"to" is not a field of TxTypeAccountUpdate"#),
-        ("personal_signTransaction", json!([{"from": b, "to": TO, "typeInt": 48}, "pw"]), -32602, "invalid argument 0: typeInt 48: this node builds transactions of type 0 (legacy), 8 (value transfer) and 32 (account update)"),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "typeInt": 48}, "pw"]), -32000, r#"json:"value" is required for TxTypeSmartContractExecution"#),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "typeInt": 56}, "pw"]), -32602, "invalid argument 0: typeInt 56: this node builds transactions of type 0 (legacy), 8 (value transfer), 32 (account update), 40 (smart contract deploy) and 48 (smart contract execution)"),
     ];
     let state = |c: &Chain| {
         (

@@ -1918,7 +1918,8 @@ fn help_marks_the_flags_without_effect() {
             text.push_str(line.trim());
         }
     }
-    for flag in ["--nodiscover"] {
+    {
+        let flag = "--nodiscover";
         let (_, text) = entries
             .iter()
             .find(|(f, _)| f == flag)

@@ -47,6 +47,17 @@ struct Env {
     pw: PathBuf,
 }
 
+/// A replace-raw case: what, old password file, new password file, key data, exit code,
+/// message.
+type Case<'a> = (
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a str,
+    i32,
+    &'a str,
+);
+
 fn env() -> Env {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().to_path_buf();
@@ -840,7 +851,7 @@ fn replace_raw_failures_change_nothing() {
         format!("cannot read password file {missing}: No such file or directory (os error 2)");
     // (what, old password file, new password file, key data, exit code, message); `None`
     // leaves the flag out.
-    let cases: [(&str, Option<&str>, Option<&str>, &str, i32, &str); 9] = [
+    let cases: [Case; 9] = [
         ("wrong old passphrase", Some(&wrong), Some(&newpw), KEY_A, 1, WRONG_PASS),
         ("unknown address, plain key", Some(e.pw()), Some(&newpw), KEY_F, 1, "no key for given address or file"),
         ("unknown address, wallet key", Some(e.pw()), Some(&newpw), &wk_unknown, 1, "no key for given address or file"),

@@ -311,7 +311,7 @@ fn a_peer_serving_a_bad_block_is_dropped_and_the_block_refused() {
         });
     }
     // The same peer with the true block: taken.
-    assert_eq!(serve_blocks(&f, &[good.clone()]), None);
+    assert_eq!(serve_blocks(&f, std::slice::from_ref(&good)), None);
     assert_eq!(
         block(&f, 1)["hash"],
         json!(format!("0x{}", hex::encode(good.hash())))

@@ -23,6 +23,9 @@ fn cases() -> Vec<Value> {
 
 /// Every case: the ops applied in order give the vector's root, before and after a commit;
 /// reopened from the store at that root, the trie holds exactly the final key set.
+/// A trie's content: key to value.
+type Contents = BTreeMap<Vec<u8>, Vec<u8>>;
+
 #[test]
 fn roots_match_the_vectors() {
     let all = cases();
@@ -93,7 +96,7 @@ fn random_changes_agree_with_a_sorted_map() {
     let mut store = MemoryStore::default();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     let mut root = EMPTY_ROOT;
-    let mut history: Vec<([u8; 32], BTreeMap<Vec<u8>, Vec<u8>>)> = Vec::new();
+    let mut history: Vec<([u8; 32], Contents)> = Vec::new();
     for round in 0..8 {
         let mut trie = Trie::open(&store, root);
         for _ in 0..400 {
@@ -101,7 +104,7 @@ fn random_changes_agree_with_a_sorted_map() {
             // collapses.
             let len = 1 + (rng.next() % 4) as usize;
             let key: Vec<u8> = (0..len).map(|_| (rng.next() % 5) as u8 * 0x11).collect();
-            if rng.next() % 3 == 0 {
+            if rng.next().is_multiple_of(3) {
                 trie.delete(&key).unwrap();
                 model.remove(&key);
             } else {

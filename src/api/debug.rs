@@ -26,12 +26,6 @@ pub const UNSAFE: &[&str] = &[
     "debug_gcStats",
 ];
 
-/// The storage root and code hash of an account without storage or code (this chain runs no
-/// contracts).
-const EMPTY_STORAGE_ROOT: &str =
-    "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421";
-const EMPTY_CODE_HASH: &str = "0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470";
-
 /// The `debug` namespace.
 pub struct DebugApi {
     chain: Option<Arc<Chain>>,
@@ -84,7 +78,7 @@ impl Namespace for DebugApi {
                 opt("end", K::Any),
                 opt("printDetail", K::Bool)
             ],
-            "Storage-trie nodes of a contract changed between blocks (always 0: no contracts here)",
+            "Storage-trie nodes of a contract at the end block that its trie at the start lacks",
             Self::modified_storage_nodes
         ),
         method!(
@@ -120,14 +114,19 @@ impl Namespace for DebugApi {
     ];
 }
 
-/// An account as `debug_dumpBlock` shows it (go-ethereum's dump, plus the account key).
+/// An account as `debug_dumpBlock` shows it (go-ethereum's dump, plus the account key): a
+/// contract's code and storage (slots by the Keccak-256 that keys them in its trie).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DumpAccount {
     balance: String,
     nonce: u64,
-    root: &'static str,
-    code_hash: &'static str,
+    root: String,
+    code_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    storage: Option<BTreeMap<String, String>>,
     key: String,
     account_key: AccountKeyJson,
 }
@@ -202,8 +201,10 @@ impl DebugApi {
             .chain()?
             .dump(Some(number))?
             .ok_or_else(|| not_found(&arg))?;
+        let chain = self.chain()?;
         let mut out = BTreeMap::new();
         for (address, key, a) in accounts {
+            let contract = chain.contract_dump(&a)?;
             let name = match address {
                 Some(a) => format!("0x{}", hex::encode(a.0)),
                 None => format!("0x{}", hex::encode(key)),
@@ -213,8 +214,22 @@ impl DebugApi {
                 DumpAccount {
                     balance: decimal(&a.balance),
                     nonce: a.nonce,
-                    root: EMPTY_STORAGE_ROOT,
-                    code_hash: EMPTY_CODE_HASH,
+                    root: format!("0x{}", hex::encode(a.storage_root())),
+                    code_hash: format!("0x{}", hex::encode(a.code_hash())),
+                    code: contract
+                        .as_ref()
+                        .map(|(code, _)| format!("0x{}", hex::encode(code))),
+                    storage: contract.map(|(_, slots)| {
+                        slots
+                            .into_iter()
+                            .map(|(k, v)| {
+                                (
+                                    format!("0x{}", hex::encode(k)),
+                                    crate::chain::state::quantity(&v),
+                                )
+                            })
+                            .collect()
+                    }),
                     key: format!("0x{}", hex::encode(key)),
                     account_key: AccountKeyJson::from(&a.key),
                 },
@@ -298,15 +313,21 @@ impl DebugApi {
         self.modified(start, end)
     }
 
-    /// `debug_getModifiedStorageNodesByNumber(contract, start, end?, printDetail?)`: 0, as
+    /// `debug_getModifiedStorageNodesByNumber(contract, start, end?, printDetail?)`: the
+    /// number of nodes of the contract's storage trie at `end` (default `start + 1`) that
+    /// its storage trie at `start` does not have. Was: 0, as
     /// no account here has storage.
     fn modified_storage_nodes(&self, _: &Call, p: &Params) -> Result<u64> {
-        let _: crate::crypto::Address = p.required(0)?;
-        self.block_arg(&p.required::<Value>(1)?, 1)?;
-        if let Some(v) = p.optional::<Value>(2)? {
-            self.block_arg(&v, 2)?;
-        }
-        Ok(0)
+        let contract: crate::crypto::Address = p.required(0)?;
+        let start = self.block_arg(&p.required::<Value>(1)?, 1)?;
+        let end = match p.optional::<Value>(2)? {
+            Some(v) => self.block_arg(&v, 2)?,
+            None => start + 1,
+        };
+        Ok(self
+            .chain()?
+            .modified_storage_nodes(&contract, start, end)?
+            .unwrap_or(0) as u64)
     }
 
     /// `debug_metrics(raw?)`: the node's counters, grouped.

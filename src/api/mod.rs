@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod chain;
+pub mod contract;
 pub mod debug;
 pub mod error;
 pub mod method;
@@ -63,6 +64,7 @@ impl Serialize for HexOut {
 pub struct Apis {
     pub admin: Arc<admin::AdminApi>,
     pub chain: Arc<chain::ChainApi>,
+    pub contract: Arc<contract::ContractApi>,
     pub net: Arc<net::NetApi>,
     pub personal: Arc<personal::PersonalApi>,
     pub rpc: Arc<rpc::RpcApi>,
@@ -76,6 +78,7 @@ impl Apis {
     pub fn register(&self, r: &mut Registry) {
         register(&self.admin, r);
         register(&self.chain, r);
+        register(&self.contract, r);
         register(&self.debug, r);
         register(&self.net, r);
         register(&self.personal, r);

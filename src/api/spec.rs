@@ -6,13 +6,14 @@
 use std::sync::LazyLock;
 
 use super::method::{specs, MethodSpec};
-use super::{admin, chain, debug, net, personal, rpc, txpool, web3};
+use super::{admin, chain, contract, debug, net, personal, rpc, txpool, web3};
 
 static METHODS: LazyLock<Vec<MethodSpec>> = LazyLock::new(|| {
     // Modules in alphabetical order, methods in each namespace's declared order.
     let mut v = Vec::new();
     v.extend(specs::<admin::AdminApi>());
     v.extend(specs::<chain::ChainApi>());
+    v.extend(specs::<contract::ContractApi>());
     v.extend(specs::<debug::DebugApi>());
     v.extend(specs::<net::NetApi>());
     v.extend(specs::<personal::PersonalApi>());
@@ -88,6 +89,7 @@ mod tests {
                 Arc::new(ChainFeeds::default()),
                 None,
             )),
+            contract: Arc::new(contract::ContractApi::new(None)),
             net: Arc::new(net::NetApi::new(1, Arc::new(AtomicBool::new(false)))),
             personal: Arc::new(personal::PersonalApi::new(ks, unlocked, false)),
             rpc: Arc::new(rpc::RpcApi),

@@ -1,8 +1,9 @@
 //! The transaction arguments of the send and sign methods (reference
-//! `personal-and-keystore.md` 6): parsing the JSON object, the defaults (gas 90,000 or what
-//! the transaction needs if more, the unit price, the pool's next nonce), the member checks of
-//! 6.3 with the reference's texts, and the one path every send method takes: fill under the
-//! sender's nonce lock when the nonce is left out, sign, submit.
+//! `personal-and-keystore.md` 6): parsing the JSON object, the defaults (gas estimated as
+//! `chain_estimateGas` does, DECISIONS.md: exactly the intrinsic gas of a transaction that
+//! runs no code; the unit price; the pool's next nonce), the member checks of 6.3 with the
+//! reference's texts, and the one path every send method takes: fill under the sender's
+//! nonce lock when the nonce is left out, sign, submit.
 
 use serde_json::{Map, Value};
 
@@ -11,15 +12,17 @@ use crate::chain::Chain;
 use crate::crypto::{Address, SecretKey};
 use crate::rpc::RpcError;
 use crate::types::account_key::{AccountKey, Role};
-use crate::types::transaction::{AccountUpdate, Legacy, Transaction, ValueTransfer, U256};
-
-/// The reference's default gas limit (no estimation).
-pub const DEFAULT_GAS: u64 = 90_000;
+use crate::types::transaction::{
+    AccountUpdate, Legacy, SmartContractDeploy, SmartContractExecution, Transaction, ValueTransfer,
+    U256,
+};
 
 /// Transaction types the send and sign methods build.
 pub const TYPE_LEGACY: u64 = 0;
 pub const TYPE_VALUE_TRANSFER: u64 = 8;
 pub const TYPE_ACCOUNT_UPDATE: u64 = 32;
+pub const TYPE_SMART_CONTRACT_DEPLOY: u64 = 40;
+pub const TYPE_SMART_CONTRACT_EXECUTION: u64 = 48;
 
 fn invalid(msg: impl Into<String>) -> Error {
     Error::Rpc(RpcError::invalid_params(msg.into()))
@@ -67,6 +70,26 @@ fn bytes(field: &str, v: &Value) -> Result<Vec<u8>> {
                 "invalid argument 0: {field}: 0x-prefixed hex bytes, not {v}"
             ))
         })
+}
+
+/// `codeFormat`: a JSON number of at most a byte.
+fn code_format(v: &Value) -> Result<u8> {
+    v.as_u64()
+        .and_then(|n| u8::try_from(n).ok())
+        .ok_or_else(|| {
+            invalid(format!(
+                "invalid argument 0: json: cannot unmarshal {v} into Go struct field SendTxArgs.codeFormat of type params.CodeFormat"
+            ))
+        })
+}
+
+/// `humanReadable`: a JSON boolean.
+fn human_readable(v: &Value) -> Result<bool> {
+    v.as_bool().ok_or_else(|| {
+        invalid(format!(
+            "invalid argument 0: json: cannot unmarshal {v} into Go struct field SendTxArgs.humanReadable of type bool"
+        ))
+    })
 }
 
 /// The members of the general transaction object, in the reference's declaration order,
@@ -118,6 +141,17 @@ fn fields_of(type_int: u64) -> &'static [&'static str] {
     match type_int {
         TYPE_VALUE_TRANSFER => &["to", "gas", "gasPrice", "value", "nonce"],
         TYPE_ACCOUNT_UPDATE => &["gas", "gasPrice", "nonce", "key"],
+        TYPE_SMART_CONTRACT_DEPLOY => &[
+            "to",
+            "gas",
+            "gasPrice",
+            "value",
+            "nonce",
+            "input",
+            "codeFormat",
+            "humanReadable",
+        ],
+        TYPE_SMART_CONTRACT_EXECUTION => &["to", "gas", "gasPrice", "value", "nonce", "input"],
         _ => &[],
     }
 }
@@ -126,6 +160,8 @@ fn type_name(type_int: u64) -> &'static str {
     match type_int {
         TYPE_VALUE_TRANSFER => "TxTypeValueTransfer",
         TYPE_ACCOUNT_UPDATE => "TxTypeAccountUpdate",
+        TYPE_SMART_CONTRACT_DEPLOY => "TxTypeSmartContractDeploy",
+        TYPE_SMART_CONTRACT_EXECUTION => "TxTypeSmartContractExecution",
         _ => "TxTypeLegacyTransaction",
     }
 }
@@ -201,6 +237,12 @@ impl TxArgs {
                     }
                     "data" | "input" | "key" => {
                         bytes(name, v)?;
+                    }
+                    "codeFormat" => {
+                        code_format(v)?;
+                    }
+                    "humanReadable" => {
+                        human_readable(v)?;
                     }
                     _ => {}
                 }
@@ -279,7 +321,10 @@ impl TxArgs {
                 let input = data.or(input).unwrap_or_default();
                 let to = self.get("to").map(|v| address("to", v)).transpose()?;
                 if to.is_none() && input.is_empty() {
-                    return Err(AccountError::Args("contract creation without any data provided".into()).into());
+                    return Err(AccountError::Args(
+                        "contract creation without any data provided".into(),
+                    )
+                    .into());
                 }
                 Transaction::Legacy(Legacy {
                     nonce,
@@ -319,18 +364,53 @@ impl TxArgs {
                     })
                 }
             }
+            TYPE_SMART_CONTRACT_DEPLOY | TYPE_SMART_CONTRACT_EXECUTION => {
+                if self.member_checks {
+                    self.check_members()?;
+                }
+                let input = bytes("input", self.get("input").ok_or(AccountError::TxFields)?)?;
+                let value = value.ok_or(AccountError::TxFields)?;
+                let to = self.get("to").map(|v| address("to", v)).transpose()?;
+                if self.type_int == TYPE_SMART_CONTRACT_DEPLOY {
+                    Transaction::SmartContractDeploy(SmartContractDeploy {
+                        nonce,
+                        gas_price,
+                        gas: 0,
+                        to,
+                        value,
+                        from: self.from,
+                        input,
+                        human_readable: human_readable(
+                            self.get("humanReadable").ok_or(AccountError::TxFields)?,
+                        )?,
+                        code_format: code_format(
+                            self.get("codeFormat").ok_or(AccountError::TxFields)?,
+                        )?,
+                        signatures: Vec::new(),
+                    })
+                } else {
+                    Transaction::SmartContractExecution(SmartContractExecution {
+                        nonce,
+                        gas_price,
+                        gas: 0,
+                        to: to.ok_or(AccountError::TxFields)?,
+                        value,
+                        from: self.from,
+                        input,
+                        signatures: Vec::new(),
+                    })
+                }
+            }
             other => {
                 return Err(invalid(format!(
-                    "invalid argument 0: typeInt {other}: this node builds transactions of type 0 (legacy), 8 (value transfer) and 32 (account update)"
+                    "invalid argument 0: typeInt {other}: this node builds transactions of type 0 (legacy), 8 (value transfer), 32 (account update), 40 (smart contract deploy) and 48 (smart contract execution)"
                 )))
             }
         };
-        let role = match tx {
-            Transaction::AccountUpdate(_) => Role::AccountUpdate,
-            _ => Role::Transaction,
+        let gas = match gas {
+            Some(g) => g,
+            None => estimate(chain, &tx, self.from, key)?,
         };
-        let needed = tx.intrinsic_gas() + key.validation_gas(role, 1);
-        let gas = gas.unwrap_or(DEFAULT_GAS.max(needed));
         tx.set_gas(gas);
         Ok(tx)
     }
@@ -343,7 +423,9 @@ impl TxArgs {
         for (name, decl) in MEMBERS {
             let given = self.members.contains_key(*name) || defaulted.contains(name);
             let has = fields.contains(name);
-            if !given && has {
+            // A deploy may leave its recipient out (it must, to pass the pool).
+            let optional = *name == "to" && self.type_int == TYPE_SMART_CONTRACT_DEPLOY;
+            if !given && has && !optional {
                 return Err(AccountError::Args(format!(
                     "{decl} is required for {}",
                     type_name(self.type_int)
@@ -360,6 +442,43 @@ impl TxArgs {
         }
         Ok(())
     }
+}
+
+/// The gas `tx` of `from` needs: what running it takes (`chain_estimateGas`), plus what
+/// validating one signature against the sender's `key` costs. A transaction that runs no
+/// code needs exactly its intrinsic gas.
+fn estimate(chain: &Chain, tx: &Transaction, from: Address, key: &AccountKey) -> Result<u64> {
+    let role = match tx {
+        Transaction::AccountUpdate(_) => Role::AccountUpdate,
+        _ => Role::Transaction,
+    };
+    let validation = key.validation_gas(role, 1);
+    let runs_code = match tx {
+        Transaction::AccountUpdate(_) | Transaction::ValueTransfer(_) => false,
+        _ => match tx.to() {
+            None => true,
+            Some(to) => {
+                !tx.input().is_empty()
+                    || chain
+                        .account(&to, None)?
+                        .is_some_and(|a| a.code_hash() != crate::state::EMPTY_CODE_HASH)
+            }
+        },
+    };
+    if !runs_code {
+        return Ok(tx.intrinsic_gas() + validation);
+    }
+    let args = crate::chain::call::CallArgs {
+        from: Some(from),
+        to: tx.to(),
+        gas: None,
+        gas_price: None,
+        value: Some(tx.value()),
+        input: tx.input().to_vec(),
+    };
+    let used = chain.estimate_gas(&args)?;
+    // The intrinsic gas of the contract types equals that of the legacy message estimated.
+    Ok(used.max(tx.intrinsic_gas()) + validation)
 }
 
 /// How the sender's key is had: decrypted from its key file, or the unlocked one.

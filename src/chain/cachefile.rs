@@ -26,11 +26,14 @@ const MAGIC: &[u8; 8] = b"CHAINDTC";
 const VERSION: u32 = 2;
 const HEAD: usize = 8 + 4 + 32 + 8 + 4;
 
+/// Per shard of the cache, each node's offset in the file and its length.
+pub type ShardIndex = Vec<Vec<(u64, usize)>>;
+
 /// Where the nodes of a saved cache file are: for each shard of the cache, each record's key
 /// (the first eight bytes of its hash) and offset in the file, in the file's order. Fails when
 /// the file is not one, belongs to another chain, is damaged (the checksum) or is cut short.
 /// A pure function of the bytes.
-pub fn parse(bytes: &[u8], genesis: &[u8; 32]) -> Result<Vec<Vec<(u64, usize)>>, String> {
+pub fn parse(bytes: &[u8], genesis: &[u8; 32]) -> Result<ShardIndex, String> {
     let mut scan = Scan::new(bytes, genesis)?;
     scan.advance(bytes);
     scan.finish(bytes, crc32fast::hash(&bytes[HEAD..]))
@@ -42,7 +45,7 @@ struct Scan {
     crc: u32,
     seen: u64,
     at: usize,
-    shards: Vec<Vec<(u64, usize)>>,
+    shards: ShardIndex,
     /// The first record found malformed; reported only if the checksum matches (a damaged
     /// file is reported as damaged).
     malformed: Option<String>,
@@ -139,7 +142,7 @@ impl Scan {
     }
 
     /// The index, once `bytes` is the whole file and `body_crc` the CRC-32 of its body.
-    fn finish(self, bytes: &[u8], body_crc: u32) -> Result<Vec<Vec<(u64, usize)>>, String> {
+    fn finish(self, bytes: &[u8], body_crc: u32) -> Result<ShardIndex, String> {
         if body_crc != self.crc {
             return Err("damaged: its checksum does not match".into());
         }
@@ -176,13 +179,13 @@ fn key_of(hash: &[u8; 32]) -> u64 {
 /// by the cache until each node is first asked for.
 pub struct Saved {
     bytes: Vec<u8>,
-    shards: Vec<Vec<(u64, usize)>>,
+    shards: ShardIndex,
 }
 
 impl Saved {
     /// The file's `bytes` (already checked by [`parse`]) and their index, sorted here on
     /// every core.
-    fn new(bytes: Vec<u8>, mut shards: Vec<Vec<(u64, usize)>>) -> Saved {
+    fn new(bytes: Vec<u8>, mut shards: ShardIndex) -> Saved {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let per_thread = shards.len().div_ceil(threads);
         std::thread::scope(|s| {
@@ -329,10 +332,7 @@ pub fn load(datadir: &Path, genesis: &[u8; 32]) -> Result<Option<(PathBuf, Saved
 /// Reads `file` and indexes it as [`parse`] does, with the same errors. Two threads share
 /// the work: one reads the file a megabyte at a time while the other checksums and indexes
 /// each megabyte the first has read, so that loading costs little more than reading.
-fn read(
-    file: &std::fs::File,
-    genesis: &[u8; 32],
-) -> Result<(Vec<u8>, Vec<Vec<(u64, usize)>>), String> {
+fn read(file: &std::fs::File, genesis: &[u8; 32]) -> Result<(Vec<u8>, ShardIndex), String> {
     read_in_chunks(file, genesis, 1 << 20)
 }
 
@@ -342,7 +342,7 @@ fn read_in_chunks(
     file: &std::fs::File,
     genesis: &[u8; 32],
     chunk_size: usize,
-) -> Result<(Vec<u8>, Vec<Vec<(u64, usize)>>), String> {
+) -> Result<(Vec<u8>, ShardIndex), String> {
     let size = usize::try_from(file.metadata().map_err(|e| e.to_string())?.len())
         .map_err(|_| "too large".to_string())?;
     let mut head = [0u8; HEAD];

@@ -57,7 +57,8 @@ pub enum CallFailure {
 }
 
 impl CallArgs {
-    fn message(&self, gas: u64) -> Message {
+    /// The message these arguments make, with `gas`.
+    pub fn message(&self, gas: u64) -> Message {
         let price = self.gas_price.unwrap_or([0; 32]);
         Message {
             from: self.from.unwrap_or(Address([0; 20])),

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use super::{Chain, ChainError};
 use crate::crypto::keccak256;
+use crate::trie::NodeStore;
 
 /// Nodes copied per batch (between two looks at the stop flag and two status updates).
 const BATCH: usize = 4096;
@@ -243,9 +244,19 @@ impl Chain {
             }
             Ok(())
         };
+        // The contracts' storage tries and code, copied after the accounts.
+        let mut contracts: Vec<crate::state::Contract> = Vec::new();
         let walked = crate::trie::walk(&nodes, root, &mut |v| {
             read += 1;
             batch.push((*v.hash, v.bytes.to_vec()));
+            if let Ok(values) = crate::trie::leaf_values_in(v.bytes) {
+                contracts.extend(
+                    values
+                        .iter()
+                        .filter_map(|a| crate::state::Account::decode(a).ok())
+                        .filter_map(|a| a.contract),
+                );
+            }
             for leaf in &v.leaves {
                 // The leaf's key: the Keccak-256 of an address, whose preimage is stored.
                 if leaf.len() == 64 {
@@ -275,6 +286,35 @@ impl Chain {
         walked.map_err(|e| format!("failed to retrieve node data: {e}"))?;
         if let Some(f) = failure {
             return Err(f);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for c in contracts {
+            if self.migration.stop.load(Ordering::SeqCst) || self.stopping.load(Ordering::Relaxed) {
+                return Err("stop state migration".into());
+            }
+            if seen.insert(c.storage_root) {
+                let mut failed = None;
+                crate::trie::reachable(&nodes, c.storage_root, &mut |h, b| {
+                    read += 1;
+                    batch.push((*h, b.to_vec()));
+                    if batch.len() >= BATCH {
+                        if let Err(e) = flush(&mut batch, 0, 99.9, read) {
+                            failed.get_or_insert(e);
+                        }
+                    }
+                })
+                .map_err(|e| format!("failed to retrieve node data: {e}"))?;
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+            if c.code_hash != crate::state::EMPTY_CODE_HASH && seen.insert(c.code_hash) {
+                let code = nodes.node(&c.code_hash).ok_or_else(|| {
+                    format!("failed to retrieve the code 0x{}", hex::encode(c.code_hash))
+                })?;
+                read += 1;
+                batch.push((c.code_hash, code));
+            }
         }
         if self.migration.stop.load(Ordering::SeqCst) {
             return Err("stop state migration".into());
@@ -465,5 +505,82 @@ mod tests {
         assert_eq!(super::keyspace(&[8]), 50.0);
         assert!(super::keyspace(&[8, 1]) > super::keyspace(&[8]));
         assert!(super::keyspace(&[15, 15, 15]) < 100.0);
+    }
+}
+
+#[cfg(test)]
+mod contract_tests {
+    use super::*;
+    use crate::chain::genesis::Genesis;
+    use crate::crypto::SecretKey;
+    use crate::types::transaction::{Legacy, Transaction};
+
+    /// A contract's storage trie and code survive a migration: after it, the head state's
+    /// contract still reads its storage and code, and still runs.
+    #[test]
+    fn a_migration_keeps_contracts_storage_and_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let mut funds = [0u8; 32];
+        funds[20] = 1;
+        // No trie-node cache: every node read after the migration comes from its file.
+        let chain =
+            Arc::new(Chain::open_with(dir.path(), &Genesis::dev(v.address(), funds), 0).unwrap());
+        let mut price = [0u8; 32];
+        price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
+        let send = |nonce: u64, to, input: Vec<u8>| {
+            let mut tx = Transaction::Legacy(Legacy {
+                nonce,
+                gas_price: price,
+                gas: 1_000_000,
+                to,
+                value: [0; 32],
+                input,
+                signature: None,
+            });
+            tx.sign(&v, chain.chain_id());
+            chain.submit(tx).unwrap();
+            chain.seal(&v).unwrap().unwrap();
+        };
+        // Store(uint256) on the Reverter test contract: slot 0.
+        let out = std::fs::read_to_string(format!(
+            "{}/tests/contracts/out/Reverter.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let code =
+            hex::decode(json["bytecode"].as_str().unwrap().trim_start_matches("0x")).unwrap();
+        send(0, None, code);
+        let c = crate::exec::create_address(&v.address(), 0);
+        let mut store = hex::decode("6057361d").unwrap();
+        store.extend(crate::state::from_u64(0x1234));
+        send(1, Some(c), store);
+        let head = chain.head_number();
+        let at = chain.state_header(None).unwrap().unwrap();
+        let code_before = chain.code_at(&c, &at).unwrap();
+        chain.start_state_migration().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while chain.state_migration_status().is_migration {
+            assert!(std::time::Instant::now() < deadline);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(chain.state_migration_status().err, "null");
+        assert_eq!(chain.pruned_before(), head);
+        let at = chain.state_header(None).unwrap().unwrap();
+        assert_eq!(
+            chain.storage_at(&c, &[0; 32], &at).unwrap(),
+            crate::state::from_u64(0x1234)
+        );
+        assert_eq!(chain.code_at(&c, &at).unwrap(), code_before);
+        // It still runs: store again, then read it back.
+        let mut store = hex::decode("6057361d").unwrap();
+        store.extend(crate::state::from_u64(7));
+        send(2, Some(c), store);
+        let at = chain.state_header(None).unwrap().unwrap();
+        assert_eq!(
+            chain.storage_at(&c, &[0; 32], &at).unwrap(),
+            crate::state::from_u64(7)
+        );
     }
 }

@@ -157,8 +157,11 @@ pub fn preimage(address: &Address) -> (Hash, Vec<u8>) {
     (keccak256(&address.0), address.0.to_vec())
 }
 
+/// A trie node (or other content-addressed item) to store: its hash and its bytes.
+pub type TrieNode = (Hash, Vec<u8>);
+
 /// The genesis block of `g`: its header and the state's trie nodes.
-pub fn genesis_block(g: &Genesis) -> Result<(Header, Vec<(Hash, Vec<u8>)>), ChainError> {
+pub fn genesis_block(g: &Genesis) -> Result<(Header, Vec<TrieNode>), ChainError> {
     let store = crate::trie::MemoryStore::default();
     let mut state = State::at(&store, EMPTY_ROOT);
     for (address, balance) in &g.alloc {

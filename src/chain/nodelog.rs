@@ -397,7 +397,7 @@ mod tests {
         let end = log.append(&[a.clone(), b.clone()]).unwrap();
         assert_eq!(end, 2 * 36 + 5 + 4);
         assert_eq!(
-            log.append(&[a.clone()]).unwrap(),
+            log.append(std::slice::from_ref(&a)).unwrap(),
             end,
             "a known node is not written again"
         );
@@ -430,7 +430,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = NodeLog::open(dir.path(), 0).unwrap();
         let n = node("gamma");
-        let end = log.append(&[n.clone()]).unwrap();
+        let end = log.append(std::slice::from_ref(&n)).unwrap();
         drop(log);
         let err = NodeLog::open(dir.path(), end + 1).unwrap_err();
         assert!(

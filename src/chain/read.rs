@@ -136,7 +136,21 @@ pub(crate) fn sender_of(tx: &Transaction) -> Result<Address, String> {
     }
 }
 
+/// What a dump shows of a contract: its code and its storage (slot hash, value).
+pub type ContractDump = (Vec<u8>, Vec<(Hash, [u8; 32])>);
+
 impl Chain {
+    /// The code and storage of `account` (a contract of a state this chain keeps).
+    pub fn contract_dump(&self, account: &Account) -> Result<Option<ContractDump>, ChainError> {
+        let Some(c) = account.contract else {
+            return Ok(None);
+        };
+        let nodes = self.db_nodes();
+        let code = crate::state::code(&nodes, &c.code_hash)?;
+        let storage = crate::state::storage_entries(&nodes, &c.storage_root)?;
+        Ok(Some((code, storage)))
+    }
+
     /// A transaction by hash: sealed (with its block, index and receipt's status and gas
     /// used) or pending (no receipt). `None` when the chain has never seen it.
     pub fn transaction(&self, hash: &[u8; 32]) -> Result<Option<TxRecord>, ChainError> {
@@ -320,8 +334,8 @@ impl Chain {
         Ok(Some((header.state_root, out)))
     }
 
-    /// The hash of every trie node of the state of block `number`. `None` when the chain
-    /// lacks the block.
+    /// The hash of every trie node of the state of block `number` (the account trie's, then
+    /// each contract's storage trie's and code's). `None` when the chain lacks the block.
     pub fn state_nodes(
         &self,
         number: Option<u64>,
@@ -333,8 +347,7 @@ impl Chain {
         self.check_state_kept(number)?;
         let nodes = self.db_nodes();
         let mut out = Vec::new();
-        crate::trie::reachable(&nodes, header.state_root, &mut |h, _| out.push(*h))
-            .map_err(StateError::from)?;
+        crate::state::reachable(&nodes, header.state_root, &mut |h, _| out.push(*h))?;
         Ok(Some((header.state_root, out)))
     }
 
@@ -366,6 +379,39 @@ impl Chain {
         }
         out.sort();
         Ok(Some(out))
+    }
+
+    /// The number of nodes of `contract`'s storage trie in the state of block `end` that its
+    /// storage trie in the state of block `start` does not have. `None` when the chain lacks
+    /// a block.
+    pub fn modified_storage_nodes(
+        &self,
+        contract: &Address,
+        start: u64,
+        end: u64,
+    ) -> Result<Option<usize>, ChainError> {
+        let (Some((_, a)), Some((_, b))) = (self.header_at(start)?, self.header_at(end)?) else {
+            return Ok(None);
+        };
+        self.check_state_kept(start)?;
+        let nodes = self.db_nodes();
+        let root = |state_root| -> Result<Hash, ChainError> {
+            Ok(State::at(&nodes, state_root)
+                .account(contract)?
+                .storage_root())
+        };
+        let (ra, rb) = (root(a.state_root)?, root(b.state_root)?);
+        let mut before = std::collections::HashSet::new();
+        crate::trie::reachable(&nodes, ra, &mut |h, _| {
+            before.insert(*h);
+        })
+        .map_err(StateError::from)?;
+        let mut count = 0;
+        crate::trie::reachable(&nodes, rb, &mut |h, _| {
+            count += usize::from(!before.contains(h));
+        })
+        .map_err(StateError::from)?;
+        Ok(Some(count))
     }
 
     /// The canonical header at `number`, with its hash.

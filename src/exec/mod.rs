@@ -15,6 +15,7 @@
 //! Both leave the same kind of changes, and sealing and import run the same code, so a
 //! block's state root is the same wherever it is run.
 
+pub mod cost;
 pub mod db;
 pub mod gas;
 

@@ -18,7 +18,7 @@ pub struct KeyData {
 }
 
 fn parse_plain(s: &str) -> Result<SecretKey, Error> {
-    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::InvalidHex);
     }
     let bytes = zeroize::Zeroizing::new(hex::decode(s).map_err(|_| Error::InvalidHex)?);

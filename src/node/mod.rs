@@ -484,6 +484,7 @@ impl Node {
                 feeds.clone(),
                 chain.clone(),
             )),
+            contract: Arc::new(crate::api::contract::ContractApi::new(chain.clone())),
             net: Arc::new(NetApi::new(cfg.networkid, listening).with_peers(peers)),
             personal: Arc::new(
                 PersonalApi::new(

@@ -81,7 +81,7 @@ fn go_hex_decode(s: &[u8]) -> Result<Vec<u8>, HexError> {
     if let Some(&bad) = s.iter().find(|b| !b.is_ascii_hexdigit()) {
         return Err(HexError::InvalidByte(bad));
     }
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(HexError::OddLength);
     }
     hex::decode(s).map_err(|_| HexError::OddLength)

@@ -81,13 +81,13 @@ impl NodeCache {
             Some(e) => Some(e.node.clone()),
             None => {
                 drop(s);
-                self.from_preloaded(hash)
+                self.checked_preload(hash)
             }
         }
     }
 
     /// A node of the loaded cache file: checked against its hash, then kept in the cache.
-    fn from_preloaded(&self, hash: &Hash) -> Option<Arc<[u8]>> {
+    fn checked_preload(&self, hash: &Hash) -> Option<Arc<[u8]>> {
         let pre = self
             .preloaded
             .read()

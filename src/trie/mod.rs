@@ -571,6 +571,15 @@ pub fn reachable_with_leaves(
     Ok(())
 }
 
+/// The values of the leaves a stored node holds itself or in embedded children (the
+/// accounts of a state-trie node), from its encoding.
+pub fn leaf_values_in(bytes: &[u8]) -> std::result::Result<Vec<Vec<u8>>, DecodeError> {
+    let node = decode(bytes)?;
+    let mut values = Vec::new();
+    leaf_values(&node, &mut values);
+    Ok(values.into_iter().map(<[u8]>::to_vec).collect())
+}
+
 /// The values of the leaves `node` holds itself or in embedded children.
 fn leaf_values<'n>(node: &'n Node, out: &mut Vec<&'n [u8]>) {
     let child = |c: &'n Child, out: &mut Vec<&'n [u8]>| {

@@ -175,7 +175,7 @@ mod tests {
         let mut only_address = [0u8; 256];
         bloom_add(&mut only_address, &[1; 20]);
         assert!(bloom.iter().zip(only_address).all(|(x, y)| x & y == y));
-        assert_eq!(bloom.iter().map(|b| b.count_ones()).sum::<u32>() <= 9, true);
+        assert!(bloom.iter().map(|b| b.count_ones()).sum::<u32>() <= 9);
         assert_ne!(bloom, [0; 256]);
     }
 }

@@ -331,7 +331,8 @@ fn serve_requests(mut input: Input, shared: &Shared, flight: &Flight) -> Option<
         };
         // `None`: the watchdog answered this request already.
         if let Some(response) = response {
-            if (&*input.stream())
+            if input
+                .stream()
                 .write_all(&response.render(head_only, keep))
                 .is_err()
             {
@@ -348,7 +349,8 @@ fn serve_requests(mut input: Input, shared: &Shared, flight: &Flight) -> Option<
 /// Writes the answer to a refused request and ends the connection.
 fn answer_failure(input: &mut Input, fail: Fail) {
     if let Fail::Answer(r) = fail {
-        if (&*input.stream())
+        if input
+            .stream()
             .write_all(&r.render(false, Keep::Close))
             .is_ok()
         {
@@ -449,7 +451,8 @@ fn rpc(
         ));
     }
     if req.expects_continue && !no_body {
-        (&*input.stream())
+        input
+            .stream()
             .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
             .map_err(|_| Fail::Gone)?;
     }
