@@ -102,6 +102,22 @@ impl NodeStore for DbNodes<'_> {
         self.cache.insert(*hash, Arc::from(n.as_slice()));
         Some(n)
     }
+
+    fn with_node(&self, hash: &[u8; 32], f: &mut dyn FnMut(&[u8])) -> bool {
+        if let Some(n) = self.cache.get(hash) {
+            f(&n);
+            return true;
+        }
+        match self.db.trie_node(hash).ok().flatten() {
+            Some(n) => {
+                let n: Arc<[u8]> = Arc::from(n);
+                self.cache.insert(*hash, n.clone());
+                f(&n);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The head block.

@@ -170,6 +170,144 @@ fn decode_child(is_list: bool, payload: &[u8], whole: &[u8]) -> Result<Child, De
     }
 }
 
+/// Where a look-up goes from one node: what [`step`] finds.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step<'a> {
+    /// The value under the path.
+    Value(&'a [u8]),
+    /// Nothing is under the path.
+    Absent,
+    /// On to the stored node with this hash, the first `usize` nibbles of the path used.
+    Stored(Hash, usize),
+    /// On to this embedded node's encoding, the first `usize` nibbles of the path used.
+    Embedded(&'a [u8], usize),
+}
+
+/// Whether hex-prefix encoded `hp` is a prefix of `path` (nibbles): the leaf flag and the
+/// prefix's length in nibbles when it is. Checks the encoding as [`from_hex_prefix`] does.
+fn hex_prefix_of(hp: &[u8], path: &[u8]) -> Result<(bool, Option<usize>), DecodeError> {
+    let first = *hp.first().ok_or(malformed("empty path"))?;
+    let flag = first >> 4;
+    if flag > 3 {
+        return Err(malformed("bad path flag"));
+    }
+    let odd = flag & 1 == 1;
+    if !odd && first & 0x0f != 0 {
+        return Err(malformed("bad path padding"));
+    }
+    let len = (hp.len() - 1) * 2 + usize::from(odd);
+    let mut nib = path.iter();
+    let mut matches = len <= path.len();
+    if matches && odd {
+        matches = nib.next() == Some(&(first & 0x0f));
+    }
+    if matches {
+        for b in &hp[1..] {
+            if nib.next() != Some(&(b >> 4)) || nib.next() != Some(&(b & 0x0f)) {
+                matches = false;
+                break;
+            }
+        }
+    }
+    Ok((flag & 2 == 2, matches.then_some(len)))
+}
+
+/// A child reference checked as [`decode_child`] checks it, without building it (an
+/// embedded child is decoded, as `decode` would, only to check it).
+fn child_ref<'a>(is_list: bool, payload: &'a [u8], whole: &'a [u8]) -> Result<Option<Step<'a>>, DecodeError> {
+    if is_list {
+        if whole.len() >= 32 {
+            return Err(malformed("embedded node of 32 bytes or more"));
+        }
+        decode(whole)?;
+        return Ok(Some(Step::Embedded(whole, 0)));
+    }
+    match payload.len() {
+        0 => Ok(None),
+        32 => Ok(Some(Step::Stored(payload.try_into().expect("32 bytes"), 0))),
+        _ => Err(malformed(
+            "child reference neither empty, embedded nor a hash",
+        )),
+    }
+}
+
+/// One step of a look-up of `path` (nibbles) at the node encoded as `bytes`, read in place:
+/// nothing is copied or built. Accepts and refuses exactly the encodings [`decode`] does.
+pub fn step<'a>(bytes: &'a [u8], path: &[u8]) -> Result<Step<'a>, DecodeError> {
+    let mut buf = bytes;
+    let (is_list, mut payload, _) = item(&mut buf)?;
+    if !is_list {
+        return Err(malformed("not a list"));
+    }
+    if !buf.is_empty() {
+        return Err(malformed("bytes after the node"));
+    }
+    let mut items: [(bool, &[u8], &[u8]); 17] = [(false, &[], &[]); 17];
+    let mut n = 0;
+    while !payload.is_empty() {
+        if n == 17 {
+            return Err(malformed("more than 17 items"));
+        }
+        items[n] = item(&mut payload)?;
+        n += 1;
+    }
+    match n {
+        2 => {
+            let (path_list, hp, _) = items[0];
+            if path_list {
+                return Err(malformed("path is a list"));
+            }
+            let (leaf, used) = hex_prefix_of(hp, path)?;
+            let (l, p, w) = items[1];
+            if leaf {
+                if l {
+                    return Err(malformed("leaf value is a list"));
+                }
+                Ok(match used {
+                    Some(u) if u == path.len() => Step::Value(p),
+                    _ => Step::Absent,
+                })
+            } else {
+                if hp.len() == 1 && hp[0] >> 4 & 1 == 0 {
+                    return Err(malformed("extension with an empty path"));
+                }
+                let child = child_ref(l, p, w)?.ok_or(malformed("extension without a child"))?;
+                Ok(match used {
+                    Some(u) => with_used(child, u),
+                    None => Step::Absent,
+                })
+            }
+        }
+        17 => {
+            let mut next = None;
+            for (i, (l, p, w)) in items[..16].iter().enumerate() {
+                let c = child_ref(*l, p, w)?;
+                if path.first() == Some(&(i as u8)) {
+                    next = c;
+                }
+            }
+            let (l, p, _) = items[16];
+            if l {
+                return Err(malformed("branch value is a list"));
+            }
+            Ok(match path.first() {
+                None if p.is_empty() => Step::Absent,
+                None => Step::Value(p),
+                Some(_) => next.map_or(Step::Absent, |c| with_used(c, 1)),
+            })
+        }
+        _ => Err(malformed("neither 2 nor 17 items")),
+    }
+}
+
+fn with_used(child: Step<'_>, used: usize) -> Step<'_> {
+    match child {
+        Step::Stored(h, _) => Step::Stored(h, used),
+        Step::Embedded(e, _) => Step::Embedded(e, used),
+        other => other,
+    }
+}
+
 /// Decodes one node's RLP. Fails on anything but a well-formed leaf, extension or branch.
 pub fn decode(bytes: &[u8]) -> Result<Node, DecodeError> {
     let mut buf = bytes;
