@@ -48,12 +48,8 @@ impl<N: NodeStore, F: FnMut(u64) -> Option<Hash>> StateSource<N, F> {
 
 impl<N: NodeStore, F: FnMut(u64) -> Option<Hash>> Source for StateSource<N, F> {
     fn account(&mut self, address: &Address) -> Result<Option<Account>, StateError> {
-        let state = State::at(&self.store, self.root);
-        if state.exists(address)? {
-            Ok(Some(state.account(address)?))
-        } else {
-            Ok(None)
-        }
+        // One walk of the trie: the entry, if any, is the account.
+        State::at(&self.store, self.root).entry(address)
     }
 
     fn storage(&mut self, root: &Hash, slot: &U256) -> Result<U256, StateError> {
@@ -72,6 +68,10 @@ impl<N: NodeStore, F: FnMut(u64) -> Option<Hash>> Source for StateSource<N, F> {
 /// The block's changes so far over the state before it.
 pub struct Overlay<S: Source> {
     source: S,
+    /// Accounts read from the source: the state before the block does not change during it,
+    /// and the EVM asks for the same account several times a transaction (its code, its
+    /// storage root for each slot, the caller, the rewardbase).
+    read: HashMap<Address, Option<Account>>,
     changes: Changes,
     /// Code read or deployed, analysed once (jump destinations) for the whole block.
     bytecode: HashMap<Hash, Bytecode>,
@@ -81,6 +81,7 @@ impl<S: Source> Overlay<S> {
     pub fn new(source: S) -> Overlay<S> {
         Overlay {
             source,
+            read: HashMap::new(),
             changes: Changes::default(),
             bytecode: HashMap::new(),
         }
@@ -94,7 +95,12 @@ impl<S: Source> Overlay<S> {
         if self.changes.removed.contains(address) {
             return Ok(None);
         }
-        self.source.account(address)
+        if let Some(a) = self.read.get(address) {
+            return Ok(a.clone());
+        }
+        let a = self.source.account(address)?;
+        self.read.insert(*address, a.clone());
+        Ok(a)
     }
 
     /// Whether the account at `address` has code.
@@ -192,14 +198,35 @@ impl<S: Source> Overlay<S> {
         if let Some(b) = self.bytecode.get(hash) {
             return Ok(b.clone());
         }
+        if let Some(b) = shared_code().lock().unwrap_or_else(|p| p.into_inner()).get(hash) {
+            self.bytecode.insert(*hash, b.clone());
+            return Ok(b.clone());
+        }
         let raw = match self.changes.code.get(hash) {
             Some(c) => c.clone(),
             None => self.source.code(hash)?,
         };
         let b = Bytecode::new_raw(raw.into());
         self.bytecode.insert(*hash, b.clone());
+        let mut shared = shared_code().lock().unwrap_or_else(|p| p.into_inner());
+        if shared.len() >= SHARED_CODE {
+            shared.clear();
+        }
+        shared.insert(*hash, b.clone());
         Ok(b)
     }
+}
+
+/// Most analysed codes kept for every run (then the cache starts over).
+const SHARED_CODE: usize = 256;
+
+/// Code analysed once (its jump destinations) for every block run and call: code is found by
+/// the hash of its bytes, so an entry never goes stale. Without it each `chain_call` copied
+/// and analysed the contract's code again.
+fn shared_code() -> &'static std::sync::Mutex<HashMap<Hash, Bytecode>> {
+    static CODE: std::sync::OnceLock<std::sync::Mutex<HashMap<Hash, Bytecode>>> =
+        std::sync::OnceLock::new();
+    CODE.get_or_init(Default::default)
 }
 
 impl<S: Source> revm::Database for Overlay<S> {
