@@ -198,7 +198,11 @@ impl<S: Source> Overlay<S> {
         if let Some(b) = self.bytecode.get(hash) {
             return Ok(b.clone());
         }
-        if let Some(b) = shared_code().lock().unwrap_or_else(|p| p.into_inner()).get(hash) {
+        if let Some(b) = shared_code()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hash)
+        {
             self.bytecode.insert(*hash, b.clone());
             return Ok(b.clone());
         }

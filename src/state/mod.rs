@@ -287,7 +287,10 @@ impl<'s> State<'s> {
     /// The account at `address` if the trie has an entry for it (one walk of the trie where
     /// [`State::exists`] then [`State::account`] take two).
     pub fn entry(&self, address: &Address) -> Result<Option<Account>, StateError> {
-        self.trie.get(&address.0)?.map(|b| Account::decode(&b)).transpose()
+        self.trie
+            .get(&address.0)?
+            .map(|b| Account::decode(&b))
+            .transpose()
     }
 
     /// Whether the trie has an entry for `address` (an account that was created, even if it

@@ -214,7 +214,11 @@ fn hex_prefix_of(hp: &[u8], path: &[u8]) -> Result<(bool, Option<usize>), Decode
 
 /// A child reference checked as [`decode_child`] checks it, without building it (an
 /// embedded child is decoded, as `decode` would, only to check it).
-fn child_ref<'a>(is_list: bool, payload: &'a [u8], whole: &'a [u8]) -> Result<Option<Step<'a>>, DecodeError> {
+fn child_ref<'a>(
+    is_list: bool,
+    payload: &'a [u8],
+    whole: &'a [u8],
+) -> Result<Option<Step<'a>>, DecodeError> {
     if is_list {
         if whole.len() >= 32 {
             return Err(malformed("embedded node of 32 bytes or more"));
