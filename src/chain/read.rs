@@ -416,6 +416,11 @@ impl Chain {
 
     /// The canonical header at `number`, with its hash.
     pub fn header_at(&self, number: u64) -> Result<Option<(Hash, Header)>, ChainError> {
+        // The head's is in memory (every call and read at "latest" asks for it).
+        let head = self.head();
+        if head.header.number == number {
+            return Ok(Some((head.hash, head.header)));
+        }
         let Some(hash) = self.db.hash_at(number)? else {
             return Ok(None);
         };
