@@ -435,19 +435,34 @@ fn main() {
             bytes as f64 / 1e6,
             first - 1
         );
+        // `CONTRACTS_IMPORT_BINS=A,B`: the import runs alternate between these chaind
+        // binaries (alternatives side by side); only the first one's runs are the figure.
+        let bins: Vec<PathBuf> = std::env::var("CONTRACTS_IMPORT_BINS").map_or_else(
+            |_| vec![common::chaind_bin()],
+            |v| v.split(',').map(PathBuf::from).collect(),
+        );
         for run in 0..import_runs {
+            let bin = &bins[run % bins.len()];
             let dir = tempfile::TempDir::new_in(work.path()).unwrap();
             init(dir.path(), &genesis);
-            let (secs, _) = run_chaind(dir.path(), &["import", setup_file.to_str().unwrap()]);
-            let (secs_t, rss) =
-                run_chaind(dir.path(), &["import", transfers_file.to_str().unwrap()]);
-            println!(
-                "  run {run}: {:.0} transfers/s ({txs} in {secs_t:.2} s; set-up import {secs:.2} s; peak RSS {} MiB; load average {})",
-                txs as f64 / secs_t,
-                rss / 1024,
-                loadavg()
+            let (secs, _, _) =
+                run_chaind(bin, dir.path(), &["import", setup_file.to_str().unwrap()]);
+            let (secs_t, rss, cpu) = run_chaind(
+                bin,
+                dir.path(),
+                &["import", transfers_file.to_str().unwrap()],
             );
-            import_figures.push(txs as f64 / secs_t);
+            println!(
+                "  run {run}: {:.0} transfers/s ({txs} in {secs_t:.2} s, {:.2} cores busy; set-up import {secs:.2} s; peak RSS {} MiB; load average {}{})",
+                txs as f64 / secs_t,
+                cpu / secs_t,
+                rss / 1024,
+                loadavg(),
+                if bins.len() > 1 { format!("; {}", bin.display()) } else { String::new() }
+            );
+            if run % bins.len() == 0 {
+                import_figures.push(txs as f64 / secs_t);
+            }
             import_detail = format!("{txs} transfers in {} blocks", last - first + 1);
         }
     }
@@ -650,10 +665,11 @@ fn export(dir: &Path, file: &Path, first: u64, last: u64) {
     assert!(out.status.success(), "chaind export: {out:?}");
 }
 
-/// `chaind --datadir DIR ARGS...` to its end: seconds, and its peak RSS in KiB.
-fn run_chaind(dir: &Path, args: &[&str]) -> (f64, u64) {
+/// `chaind --datadir DIR ARGS...` to its end: seconds, its peak RSS in KiB and the CPU
+/// seconds it used.
+fn run_chaind(bin: &Path, dir: &Path, args: &[&str]) -> (f64, u64, f64) {
     let t = Instant::now();
-    let child = Command::new(common::chaind_bin())
+    let child = Command::new(bin)
         .arg("--datadir")
         .arg(dir)
         .args(args)
@@ -677,7 +693,8 @@ fn run_chaind(dir: &Path, args: &[&str]) -> (f64, u64) {
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "chaind {args:?}: {err}"
     );
-    (secs, ru.ru_maxrss as u64)
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    (secs, ru.ru_maxrss as u64, t(ru.ru_utime) + t(ru.ru_stime))
 }
 
 /// anvil, killed when dropped.
