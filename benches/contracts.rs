@@ -39,7 +39,6 @@
 //! then as `RESULT` lines.
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::collections::VecDeque;
@@ -667,6 +666,8 @@ fn export(dir: &Path, file: &Path, first: u64, last: u64) {
 
 /// `chaind --datadir DIR ARGS...` to its end: seconds, its peak RSS in KiB and the CPU
 /// seconds it used.
+// The child is waited for with wait4 (for its resource use), which clippy does not see.
+#[allow(clippy::zombie_processes)]
 fn run_chaind(bin: &Path, dir: &Path, args: &[&str]) -> (f64, u64, f64) {
     let t = Instant::now();
     let child = Command::new(bin)
@@ -983,9 +984,12 @@ fn confirm(ep: &Endpoint, c: &mut Conn, waiting: &Mutex<VecDeque<String>>) -> (u
 // ---------------------------------------------------------------------------------------
 // Transfer rounds.
 
+/// One signed transfer: its request to our node, its request to anvil, its hash.
+type Signed = (Vec<u8>, Vec<u8>, String);
+
 /// The transfers of one round, signed, as HTTP requests per connection, with their hashes.
 struct Round {
-    per_conn: Vec<Vec<(Vec<u8>, Vec<u8>, String)>>,
+    per_conn: Vec<Vec<Signed>>,
     total: usize,
 }
 
