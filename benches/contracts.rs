@@ -322,10 +322,11 @@ fn main() {
                 let (rate, p50, p99, cpu) = (if i == 0 { &anvil } else { &ours })
                     .paused(|| call_load(ep, &mine, conns, Duration::from_secs_f64(call_secs)));
                 println!(
-                    "  round {r}: {:<5} {rate:>7.0} calls/s (p50 {:.0} µs, p99 {:.0} µs; node {cpu:.2} cores)",
+                    "  round {r}: {:<5} {rate:>7.0} calls/s (p50 {:.0} µs, p99 {:.0} µs; node {cpu:.2} cores, {:.1} µs of CPU a call)",
                     ep.name,
                     p50 * 1e6,
-                    p99 * 1e6
+                    p99 * 1e6,
+                    cpu * 1e6 / rate
                 );
                 call_figures.push((i, rate));
                 // The transport's ceiling with the same client: the cheapest method each
@@ -340,8 +341,10 @@ fn main() {
                     )
                 });
                 println!(
-                    "           {:<5} {floor:>7.0} {}_blockNumber/s (node {fcpu:.2} cores)",
-                    ep.name, ep.prefix
+                    "           {:<5} {floor:>7.0} {}_blockNumber/s (node {fcpu:.2} cores, {:.1} µs a call)",
+                    ep.name,
+                    ep.prefix,
+                    fcpu * 1e6 / floor
                 );
                 floor_figures.push((i, floor));
             }
