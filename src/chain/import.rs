@@ -708,6 +708,11 @@ impl Chain {
     /// After blocks were stored (or the head rewound): `parent` is the head; the pool's view
     /// moves to it.
     pub(super) fn moved_to(&self, parent: &Head) {
+        // The recent sealed blocks may no longer be canonical: look-ups read the database.
+        self.recent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         // The pool's view moves to the new head: cached accounts are replaced, and pending
         // transactions are checked again (the imported blocks may hold them, or spend what
         // they counted on).

@@ -347,10 +347,6 @@ impl Chain {
             return Ok(());
         }
         let hash = self.db.set_head(number)?;
-        self.recent
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
         let (_, header) = self
             .header_at(number)?
             .ok_or_else(|| ChainError::Corrupt(format!("block {number} vanished")))?;

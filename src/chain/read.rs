@@ -25,6 +25,8 @@ const RECENT_TXS: usize = 65_536;
 pub(super) struct RecentBlock {
     pub hash: Hash,
     pub number: u64,
+    /// The transactions' hashes, in the block's order.
+    pub tx_hashes: Vec<Hash>,
     pub txs: Vec<(Transaction, Address)>,
     pub receipts: Vec<Receipt>,
     first_logs: Vec<u64>,
@@ -34,6 +36,7 @@ impl RecentBlock {
     pub fn new(
         hash: Hash,
         number: u64,
+        tx_hashes: Vec<Hash>,
         txs: Vec<(Transaction, Address)>,
         receipts: Vec<Receipt>,
     ) -> RecentBlock {
@@ -46,6 +49,7 @@ impl RecentBlock {
         RecentBlock {
             hash,
             number,
+            tx_hashes,
             txs,
             receipts,
             first_logs,
@@ -56,10 +60,13 @@ impl RecentBlock {
 /// The last blocks this node sealed, decoded. A client waiting for its transactions asks for
 /// each one's receipt as soon as the block is out; from the stored block that costs decoding
 /// every transaction and receipt of the block and recovering the sender, for each look-up
-/// (milliseconds for a block of thousands). Kept here, it is one index look-up.
+/// (milliseconds for a block of thousands). Kept here, with the transactions by hash, it is
+/// one look-up in memory (no database read, not the pool's lock).
 #[derive(Default)]
 pub(super) struct RecentBlocks {
     blocks: std::collections::VecDeque<std::sync::Arc<RecentBlock>>,
+    /// Transaction hash -> its block and index.
+    by_tx: std::collections::HashMap<Hash, (std::sync::Arc<RecentBlock>, u32)>,
     txs: usize,
 }
 
@@ -69,19 +76,50 @@ impl RecentBlocks {
         while !self.blocks.is_empty() && self.txs + b.txs.len() > RECENT_TXS {
             if let Some(old) = self.blocks.pop_front() {
                 self.txs -= old.txs.len();
+                for h in &old.tx_hashes {
+                    self.by_tx.remove(h);
+                }
             }
         }
         self.txs += b.txs.len();
-        self.blocks.push_back(std::sync::Arc::new(b));
+        let b = std::sync::Arc::new(b);
+        for (i, h) in b.tx_hashes.iter().enumerate() {
+            self.by_tx.insert(*h, (b.clone(), i as u32));
+        }
+        self.blocks.push_back(b);
     }
 
-    fn get(&self, hash: &Hash) -> Option<std::sync::Arc<RecentBlock>> {
-        self.blocks.iter().rev().find(|b| b.hash == *hash).cloned()
+    fn transaction(&self, hash: &Hash) -> Option<(std::sync::Arc<RecentBlock>, u32)> {
+        self.by_tx.get(hash).cloned()
     }
 
+    /// Forgets every block: the head moved other than by this node's sealing.
     pub fn clear(&mut self) {
         self.blocks.clear();
+        self.by_tx.clear();
         self.txs = 0;
+    }
+}
+
+impl RecentBlock {
+    /// The record of the transaction at `index`.
+    fn record(&self, index: u32) -> Option<TxRecord> {
+        let i = index as usize;
+        let ((tx, sender), receipt) = (self.txs.get(i)?, self.receipts.get(i)?);
+        Some(TxRecord {
+            tx: tx.clone(),
+            sender: *sender,
+            location: crate::types::json::Location {
+                block_hash: self.hash,
+                block_number: self.number,
+                index: u64::from(index),
+            },
+            receipt: Some(SealedReceipt {
+                receipt: receipt.clone(),
+                first_log: self.first_logs[i],
+                contract: created_contract(tx, sender),
+            }),
+        })
     }
 }
 
@@ -154,6 +192,15 @@ impl Chain {
     /// A transaction by hash: sealed (with its block, index and receipt's status and gas
     /// used) or pending (no receipt). `None` when the chain has never seen it.
     pub fn transaction(&self, hash: &[u8; 32]) -> Result<Option<TxRecord>, ChainError> {
+        // A transaction of a block this node sealed lately (not in the pool any more).
+        let recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .transaction(hash);
+        if let Some(record) = recent.and_then(|(b, index)| b.record(index)) {
+            return Ok(Some(record));
+        }
         {
             let adm = self.admission();
             let pending = adm
@@ -173,30 +220,6 @@ impl Chain {
         let Some((block_hash, index)) = self.db.tx_location(hash)? else {
             return Ok(None);
         };
-        let recent = self
-            .recent
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&block_hash);
-        if let Some(b) = recent {
-            let i = index as usize;
-            if let (Some((tx, sender)), Some(receipt)) = (b.txs.get(i), b.receipts.get(i)) {
-                return Ok(Some(TxRecord {
-                    tx: tx.clone(),
-                    sender: *sender,
-                    location: crate::types::json::Location {
-                        block_hash,
-                        block_number: b.number,
-                        index: u64::from(index),
-                    },
-                    receipt: Some(SealedReceipt {
-                        receipt: receipt.clone(),
-                        first_log: b.first_logs[i],
-                        contract: created_contract(tx, sender),
-                    }),
-                }));
-            }
-        }
         let corrupt = |what: &str| {
             ChainError::Corrupt(format!("transaction 0x{}: {what}", hex::encode(hash)))
         };

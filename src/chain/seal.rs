@@ -103,6 +103,7 @@ impl Chain {
             let recent = RecentBlock::new(
                 *hash,
                 header.number,
+                run.included.iter().map(|p| p.hash).collect(),
                 run.included.into_iter().map(|p| (p.tx, p.sender)).collect(),
                 run.receipts,
             );
