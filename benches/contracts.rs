@@ -1330,7 +1330,8 @@ fn median(v: &[f64]) -> f64 {
     if s.is_empty() {
         return f64::NAN;
     }
-    s[s.len() / 2]
+    // An even count: the mean of the two middle values.
+    (s[(s.len() - 1) / 2] + s[s.len() / 2]) / 2.0
 }
 
 fn min(v: &[f64]) -> f64 {
