@@ -57,7 +57,7 @@ pub enum CallFailure {
 }
 
 impl CallArgs {
-    fn message(&self, gas: u64) -> Message {
+    pub(super) fn message(&self, gas: u64) -> Message {
         let price = self.gas_price.unwrap_or([0; 32]);
         Message {
             from: self.from.unwrap_or(Address([0; 20])),
@@ -69,7 +69,7 @@ impl CallArgs {
         }
     }
 
-    fn gas(&self) -> u64 {
+    pub(super) fn gas(&self) -> u64 {
         match self.gas {
             Some(g) if g > 0 => g,
             _ => CALL_GAS_CAP,
