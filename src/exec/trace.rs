@@ -42,10 +42,11 @@ use revm::Inspector;
 use crate::crypto::Address;
 
 /// The most struct logs one request may produce.
-pub const MAX_STEPS: usize = 500_000;
+pub const MAX_STEPS: usize = 1_000_000;
 /// The most data (stack words, memory, storage entries, call inputs and outputs) one request
-/// may record, in bytes: about half of what its JSON takes.
-pub const MAX_BYTES: usize = 128 << 20;
+/// may record, in bytes: about half of what its JSON takes. With [`MAX_STEPS`] it keeps one
+/// answer under about 250 MB of JSON.
+pub const MAX_BYTES: usize = 64 << 20;
 
 /// The reference's computation-cost limit of a transaction (since its Cancun-compatible fork):
 /// what a trace's first step shows as `computation`.
@@ -366,6 +367,7 @@ fn fails_before_logging(result: InstructionResult) -> bool {
             | R::MemoryOOG
             | R::MemoryLimitOOG
             | R::InvalidOperandOOG
+            | R::ReentrancySentryOOG
             | R::OpcodeNotFound
             | R::InvalidFEOpcode
             | R::NotActivated
