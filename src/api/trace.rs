@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::error::{Error, Result};
 use crate::chain::call::CallArgs;
-use crate::chain::trace::{Trace, TraceError, TraceOptions, DEFAULT_TIMEOUT};
+use crate::chain::trace::{BlockTraces, Trace, TraceOptions, DEFAULT_TIMEOUT};
 use crate::crypto::Address;
 use crate::exec::trace::{op_name, CallFrame, LogConfig, Mode, StructLog};
 use crate::rpc::{FromParam, RawJson, RpcError};
@@ -520,7 +520,7 @@ pub fn trace_json(t: &Trace) -> RawJson {
 
 /// A block's traces as the reference's JSON: `[{txHash, result}]`, or `{txHash, error}` for
 /// a transaction whose trace failed.
-pub fn block_json(traces: &[([u8; 32], std::result::Result<Trace, TraceError>)]) -> RawJson {
+pub fn block_json(traces: &BlockTraces) -> RawJson {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Entry<'a> {

@@ -52,6 +52,9 @@ pub enum Trace {
     Calls(CallFrame),
 }
 
+/// A block's traces: each transaction's hash with its trace, or why its trace failed.
+pub type BlockTraces = Vec<(Hash, Result<Trace, TraceError>)>;
+
 /// A block or a block's transaction to trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockRef {
@@ -108,7 +111,7 @@ impl Chain {
         &self,
         block: BlockRef,
         opts: &TraceOptions,
-    ) -> Result<Vec<(Hash, Result<Trace, TraceError>)>, TraceError> {
+    ) -> Result<BlockTraces, TraceError> {
         let found = match block {
             BlockRef::Number(n) => self
                 .block_by_number(Some(n))?
@@ -168,7 +171,7 @@ impl Chain {
         block: &BlockRecord,
         only: Option<usize>,
         opts: &TraceOptions,
-    ) -> Result<Vec<(Hash, Result<Trace, TraceError>)>, TraceError> {
+    ) -> Result<BlockTraces, TraceError> {
         let h = &block.header;
         let parent = self
             .db

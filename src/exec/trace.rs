@@ -431,7 +431,7 @@ impl<CTX: ContextTr> Inspector<CTX, EthInterpreter> for Tracer {
     fn step(&mut self, interp: &mut Interpreter<EthInterpreter>, _: &mut CTX) {
         if self.stopped.is_none() {
             self.ticks = self.ticks.wrapping_add(1);
-            if self.ticks % CLOCK_EVERY == 0 && Instant::now() >= self.deadline {
+            if self.ticks.is_multiple_of(CLOCK_EVERY) && Instant::now() >= self.deadline {
                 self.stop(Stopped::Timeout);
             }
         }
