@@ -12,6 +12,7 @@ pub mod net;
 pub mod personal;
 pub mod rpc;
 pub mod spec;
+pub mod trace;
 pub mod txargs;
 pub mod txpool;
 pub mod web3;

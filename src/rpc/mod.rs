@@ -24,4 +24,4 @@ pub use params::{FromParam, HexBytes, Params};
 pub use pubsub::{
     Attachment, Connection, Feed, FeedKind, Notifier, SubscriptionKind, SubscriptionLimit,
 };
-pub use server::{Call, Dispatcher, Handler, Limits, Registry, Transport};
+pub use server::{Call, Dispatcher, Handler, Limits, RawJson, Registry, Transport};

@@ -1,0 +1,943 @@
+//! The wire forms of the `debug_trace*` methods (reference contracts 6): the trace config, the
+//! call arguments and the block parameters decoded as the reference decodes them, with its
+//! texts (clients and its test suite match on them), and both tracers' results as JSON in the
+//! reference's key order. That order is not alphabetical, so results are written out as text
+//! ([`RawJson`]): a `Value` would sort the keys.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::error::{Error, Result};
+use crate::chain::call::CallArgs;
+use crate::chain::trace::{BlockTraces, Trace, TraceOptions, DEFAULT_TIMEOUT};
+use crate::crypto::Address;
+use crate::exec::trace::{op_name, CallFrame, LogConfig, Mode, StructLog};
+use crate::rpc::{FromParam, RawJson, RpcError};
+
+/// The reference's predefined tracers: the ones a safe `debug_trace*` method may name.
+const PREDEFINED: &[&str] = &[
+    "4byteTracer",
+    "bigramTracer",
+    "callTracer",
+    "evmdisTracer",
+    "noopTracer",
+    "opcountTracer",
+    "prestateTracer",
+    "revertTracer",
+    "trigramTracer",
+    "unigramTracer",
+    "fastCallTracer",
+];
+
+fn server(text: impl Into<String>) -> Error {
+    Error::Rpc(RpcError::server(text))
+}
+
+/// How Go's JSON decoder names the kind of `v` in its type errors.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Go's text for a value of the wrong kind in a struct field.
+fn field_error(strukt: &str, field: &str, value: &str, ty: &str) -> String {
+    format!("json: cannot unmarshal {value} into Go struct field {strukt}.{field} of type {ty}")
+}
+
+/// The options of a trace: the optional `config` parameter (`TraceConfig`: keys matched
+/// without regard to case, unknown keys ignored, as Go's decoder does). Type errors are the
+/// decoder's (-32602); an unknown tracer or a bad duration is the method's error.
+pub fn trace_options(v: Option<&Value>, i: usize) -> Result<TraceOptions> {
+    let invalid = |m: String| {
+        Error::Rpc(RpcError::invalid_params(format!(
+            "invalid argument {i}: {m}"
+        )))
+    };
+    let mut log = LogConfig::default();
+    let mut tracer = None;
+    let mut timeout = None;
+    let mut logger_timeout = None;
+    let map = match v {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(other) => {
+            return Err(invalid(format!(
+                "json: cannot unmarshal {} into Go value of type tracers.TraceConfig",
+                kind(other)
+            )))
+        }
+    };
+    for (key, value) in &map {
+        if value.is_null() {
+            continue;
+        }
+        let field =
+            |name: &str, ty: &str| invalid(field_error("TraceConfig", name, kind(value), ty));
+        let flag = |name: &str| value.as_bool().ok_or_else(|| field(name, "bool"));
+        let text = |name: &str| {
+            value
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| field(name, "string"))
+        };
+        match key.to_ascii_lowercase().as_str() {
+            "disablememory" => log.disable_memory = flag("DisableMemory")?,
+            "disablestack" => log.disable_stack = flag("DisableStack")?,
+            "disablestorage" => log.disable_storage = flag("DisableStorage")?,
+            "debug" => {
+                flag("Debug")?;
+            }
+            "limit" => {
+                log.limit = match value {
+                    Value::Number(n) => n.as_i64().ok_or_else(|| {
+                        invalid(field_error(
+                            "TraceConfig",
+                            "Limit",
+                            &format!("number {n}"),
+                            "int",
+                        ))
+                    })?,
+                    _ => return Err(field("Limit", "int")),
+                }
+            }
+            "reexec" => match value {
+                Value::Number(n) if n.as_u64().is_some() => {}
+                Value::Number(n) => {
+                    return Err(invalid(field_error(
+                        "TraceConfig",
+                        "Reexec",
+                        &format!("number {n}"),
+                        "uint64",
+                    )))
+                }
+                _ => return Err(field("Reexec", "uint64")),
+            },
+            "tracer" => tracer = Some(text("Tracer")?),
+            "timeout" => timeout = Some(text("Timeout")?),
+            "loggertimeout" => logger_timeout = Some(text("LoggerTimeout")?),
+            _ => {}
+        }
+    }
+    let timeout = match timeout {
+        Some(t) => parse_duration(&t).map_err(server)?,
+        None => DEFAULT_TIMEOUT,
+    };
+    if let Some(t) = logger_timeout {
+        parse_duration(&t).map_err(server)?;
+    }
+    let mode = match tracer.as_deref() {
+        None => Mode::Steps(log),
+        Some("callTracer") => Mode::Calls,
+        Some(name) if PREDEFINED.contains(&name) => {
+            return Err(server(format!(
+                "tracer {name} is not available on this node: use callTracer, or no tracer for the struct logger"
+            )))
+        }
+        Some(_) => return Err(server("Only predefined tracers are supported")),
+    };
+    Ok(TraceOptions { mode, timeout })
+}
+
+/// A Go duration (`time.ParseDuration`: `300ms`, `-1.5h`, `2h45m`), with its error texts. A
+/// negative duration is zero: the deadline has passed already.
+pub fn parse_duration(orig: &str) -> std::result::Result<Duration, String> {
+    let quote = |s: &str| format!("{s:?}");
+    let invalid = || format!("time: invalid duration {}", quote(orig));
+    let mut s = orig;
+    let mut negative = false;
+    if let Some(rest) = s.strip_prefix('-') {
+        negative = true;
+        s = rest;
+    } else if let Some(rest) = s.strip_prefix('+') {
+        s = rest;
+    }
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if s.is_empty() {
+        return Err(invalid());
+    }
+    let mut nanos: f64 = 0.0;
+    while !s.is_empty() {
+        let b = s.as_bytes();
+        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
+            return Err(invalid());
+        }
+        let int_len = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        let (int, rest) = s.split_at(int_len);
+        s = rest;
+        let mut frac = "";
+        if let Some(rest) = s.strip_prefix('.') {
+            let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+            frac = &rest[..n];
+            s = &rest[n..];
+            if int.is_empty() && frac.is_empty() {
+                return Err(invalid());
+            }
+        }
+        if int.len() > 19 {
+            return Err(invalid());
+        }
+        let unit_len = s
+            .char_indices()
+            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
+            .map_or(s.len(), |(i, _)| i);
+        if unit_len == 0 {
+            return Err(format!("time: missing unit in duration {}", quote(orig)));
+        }
+        let (unit, rest) = s.split_at(unit_len);
+        s = rest;
+        let scale: f64 = match unit {
+            "ns" => 1.0,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => {
+                return Err(format!(
+                    "time: unknown unit {} in duration {}",
+                    quote(unit),
+                    quote(orig)
+                ))
+            }
+        };
+        let number: f64 = format!("{}.{}0", if int.is_empty() { "0" } else { int }, frac)
+            .parse()
+            .map_err(|_| invalid())?;
+        nanos += number * scale;
+        if nanos > i64::MAX as f64 {
+            return Err(invalid());
+        }
+    }
+    if negative {
+        return Ok(Duration::ZERO);
+    }
+    Ok(Duration::from_nanos(nanos as u64))
+}
+
+/// A 32-byte hash as Go's `common.Hash` decodes it, with its texts.
+pub struct GoHash(pub [u8; 32]);
+
+impl FromParam for GoHash {
+    fn from_param(v: &Value) -> std::result::Result<GoHash, String> {
+        let wrap =
+            |m: &str| format!("json: cannot unmarshal {m} into Go value of type common.Hash");
+        let Value::String(s) = v else {
+            return Err(wrap("non-string"));
+        };
+        let hex = fixed_hex(s, 32, "common.Hash").map_err(|e| match e {
+            FixedHexError::Decode(m) => wrap(m),
+            FixedHexError::Length(m) => m,
+        })?;
+        Ok(GoHash(hex.try_into().expect("32 bytes")))
+    }
+}
+
+enum FixedHexError {
+    /// A decoding error, which Go wraps in a type error.
+    Decode(&'static str),
+    /// A length error, which it does not.
+    Length(String),
+}
+
+/// `s` as `n` bytes of 0x-hex (hexutil's fixed-size rules, in its order of checks).
+fn fixed_hex(s: &str, n: usize, ty: &str) -> std::result::Result<Vec<u8>, FixedHexError> {
+    if s.is_empty() {
+        return Err(FixedHexError::Length(format!(
+            "hex string has length 0, want {} for {ty}",
+            2 * n
+        )));
+    }
+    let raw = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .ok_or(FixedHexError::Decode("hex string without 0x prefix"))?;
+    if raw.len() % 2 != 0 {
+        return Err(FixedHexError::Decode("hex string of odd length"));
+    }
+    if raw.len() != 2 * n {
+        return Err(FixedHexError::Length(format!(
+            "hex string has length {}, want {} for {ty}",
+            raw.len(),
+            2 * n
+        )));
+    }
+    hex::decode(raw).map_err(|_| FixedHexError::Decode("invalid hex string"))
+}
+
+/// A block number as the reference's `rpc.BlockNumber` decodes it: a JSON integer, a tag, a
+/// 0x quantity; `None` for `latest` and `pending`.
+pub struct GoBlockNumber(pub Option<u64>);
+
+impl FromParam for GoBlockNumber {
+    fn from_param(v: &Value) -> std::result::Result<GoBlockNumber, String> {
+        let text = match v {
+            // Go decodes `null` into an integer as 0.
+            Value::Null => return Ok(GoBlockNumber(Some(0))),
+            Value::Number(n) if n.as_u64().is_some() => return Ok(GoBlockNumber(n.as_u64())),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        match text.as_str() {
+            "earliest" => Ok(GoBlockNumber(Some(0))),
+            "latest" | "pending" => Ok(GoBlockNumber(None)),
+            t => {
+                let n = decode_uint64(t)?;
+                if n > i64::MAX as u64 {
+                    return Err("Blocknumber too high".into());
+                }
+                Ok(GoBlockNumber(Some(n)))
+            }
+        }
+    }
+}
+
+/// A block as the reference's `rpc.BlockNumberOrHash` decodes it.
+pub enum GoBlockRef {
+    /// `None`: the head.
+    Number(Option<u64>),
+    Hash([u8; 32]),
+    /// An object naming neither (which the method refuses, not the decoder).
+    Neither,
+}
+
+impl FromParam for GoBlockRef {
+    fn from_param(v: &Value) -> std::result::Result<GoBlockRef, String> {
+        match v {
+            Value::Object(m) => {
+                let get = |k: &str| {
+                    m.iter()
+                        .find(|(key, _)| key.eq_ignore_ascii_case(k))
+                        .map(|(_, v)| v)
+                        .filter(|v| !v.is_null())
+                };
+                // A member that does not decode fails the object; Go then tries the other
+                // forms and reports the last.
+                let fallback =
+                    || "json: cannot unmarshal object into Go value of type string".to_string();
+                let number = get("blockNumber")
+                    .map(|n| GoBlockNumber::from_param(n).map(|b| b.0))
+                    .transpose()
+                    .map_err(|_| fallback())?;
+                let hash = get("blockHash")
+                    .map(|h| GoHash::from_param(h).map(|h| h.0))
+                    .transpose()
+                    .map_err(|_| fallback())?;
+                match (number, hash) {
+                    (Some(_), Some(_)) => Err(
+                        "cannot specify both BlockHash and BlockNumber, choose one or the other"
+                            .into(),
+                    ),
+                    (Some(n), None) => Ok(GoBlockRef::Number(n)),
+                    (None, Some(h)) => Ok(GoBlockRef::Hash(h)),
+                    (None, None) => Ok(GoBlockRef::Neither),
+                }
+            }
+            Value::Number(n) if n.as_u64().is_some() => Ok(GoBlockRef::Number(n.as_u64())),
+            Value::String(s) => match s.as_str() {
+                "earliest" => Ok(GoBlockRef::Number(Some(0))),
+                "latest" | "pending" => Ok(GoBlockRef::Number(None)),
+                t if t.len() == 66 => match fixed_hex(t, 32, "Hash") {
+                    Ok(h) => Ok(GoBlockRef::Hash(h.try_into().expect("32 bytes"))),
+                    Err(FixedHexError::Decode(m)) => Err(m.into()),
+                    Err(FixedHexError::Length(m)) => Err(m),
+                },
+                t => {
+                    let n = decode_uint64(t)?;
+                    if n > i64::MAX as u64 {
+                        return Err("blocknumber too high".into());
+                    }
+                    Ok(GoBlockRef::Number(Some(n)))
+                }
+            },
+            other => Err(format!(
+                "json: cannot unmarshal {} into Go value of type string",
+                kind(other)
+            )),
+        }
+    }
+}
+
+/// hexutil's quantity rules for a 64-bit number, with its texts.
+fn decode_uint64(s: &str) -> std::result::Result<u64, String> {
+    let raw = quantity_digits(s, 16, "hex number > 64 bits")?;
+    u64::from_str_radix(raw, 16).map_err(|_| "invalid hex string".into())
+}
+
+/// The digits of a 0x quantity of at most `max` digits (hexutil's `checkNumberText`).
+fn quantity_digits<'a>(
+    s: &'a str,
+    max: usize,
+    too_big: &str,
+) -> std::result::Result<&'a str, String> {
+    if s.is_empty() {
+        return Err("empty hex string".into());
+    }
+    let raw = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .ok_or("hex string without 0x prefix")?;
+    if raw.is_empty() {
+        return Err("hex string \"0x\"".into());
+    }
+    if raw.len() > 1 && raw.starts_with('0') {
+        return Err("hex number with leading zero digits".into());
+    }
+    if raw.len() > max {
+        return Err(too_big.into());
+    }
+    if !raw.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err("invalid hex string".into());
+    }
+    Ok(raw)
+}
+
+/// `debug_traceCall`'s first parameter as the reference's `CallArgs` decodes it (keys matched
+/// without regard to case; `input` wins over `data`; `accessList` and `chainId` accepted).
+pub fn call_args(v: &Value, i: usize) -> Result<CallArgs> {
+    let invalid = |m: String| {
+        Error::Rpc(RpcError::invalid_params(format!(
+            "invalid argument {i}: {m}"
+        )))
+    };
+    let Value::Object(map) = v else {
+        return Err(invalid(format!(
+            "json: cannot unmarshal {} into Go value of type api.CallArgs",
+            kind(v)
+        )));
+    };
+    let mut args = CallArgs::default();
+    let (mut data, mut input) = (None, None);
+    let (mut gas_price, mut max_fee, mut max_priority) = (None, None, None);
+    for (key, value) in map {
+        if value.is_null() {
+            continue;
+        }
+        let lower = key.to_ascii_lowercase();
+        let name = match lower.as_str() {
+            "from" => "from",
+            "to" => "to",
+            "gas" => "gas",
+            "gasprice" => "gasPrice",
+            "maxfeepergas" => "maxFeePerGas",
+            "maxpriorityfeepergas" => "maxPriorityFeePerGas",
+            "value" => "value",
+            "data" => "data",
+            "input" => "input",
+            "chainid" => "chainId",
+            _ => continue,
+        };
+        let wrap = |m: &str, ty: &str| invalid(field_error("CallArgs", name, m, ty));
+        let s = |ty: &str| value.as_str().ok_or_else(|| wrap("non-string", ty));
+        match name {
+            "from" | "to" => {
+                let ty = "common.Address";
+                let bytes = fixed_hex(s(ty)?, 20, ty).map_err(|e| match e {
+                    FixedHexError::Decode(m) => wrap(m, ty),
+                    FixedHexError::Length(m) => invalid(m),
+                })?;
+                let a = Address(bytes.try_into().expect("20 bytes"));
+                if name == "from" {
+                    args.from = Some(a);
+                } else {
+                    args.to = Some(a);
+                }
+            }
+            "gas" => {
+                let ty = "hexutil.Uint64";
+                args.gas = Some(decode_uint64(s(ty)?).map_err(|m| wrap(&m, ty))?);
+            }
+            "data" | "input" => {
+                let ty = "hexutil.Bytes";
+                let text = s(ty)?;
+                let bytes = if text.is_empty() {
+                    Vec::new()
+                } else {
+                    let raw = text
+                        .strip_prefix("0x")
+                        .or_else(|| text.strip_prefix("0X"))
+                        .ok_or_else(|| wrap("hex string without 0x prefix", ty))?;
+                    if raw.len() % 2 != 0 {
+                        return Err(wrap("hex string of odd length", ty));
+                    }
+                    hex::decode(raw).map_err(|_| wrap("invalid hex string", ty))?
+                };
+                if name == "data" {
+                    data = Some(bytes);
+                } else {
+                    input = Some(bytes);
+                }
+            }
+            _ => {
+                let ty = "*hexutil.Big";
+                let raw = quantity_digits(s(ty)?, 64, "hex number > 256 bits")
+                    .map_err(|m| wrap(&m, ty))?;
+                let mut word = [0u8; 32];
+                let padded = format!("{raw:0>64}");
+                hex::decode_to_slice(&padded, &mut word)
+                    .map_err(|_| wrap("invalid hex string", ty))?;
+                match name {
+                    "gasPrice" => gas_price = Some(word),
+                    "maxFeePerGas" => max_fee = Some(word),
+                    "maxPriorityFeePerGas" => max_priority = Some(word),
+                    "value" => args.value = Some(word),
+                    _ => {}
+                }
+            }
+        }
+    }
+    if gas_price.is_some() && (max_fee.is_some() || max_priority.is_some()) {
+        return Err(server(
+            "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified",
+        ));
+    }
+    if let (Some(fee), Some(priority)) = (max_fee, max_priority) {
+        if fee < priority {
+            return Err(server("MaxPriorityFeePerGas is greater than MaxFeePerGas"));
+        }
+    }
+    // Without a base fee (before the reference's Magma fork): gasPrice, else maxFeePerGas.
+    args.gas_price = gas_price.or(max_fee);
+    args.input = input.or(data).unwrap_or_default();
+    Ok(args)
+}
+
+/// A trace as the reference's JSON.
+pub fn trace_json(t: &Trace) -> RawJson {
+    RawJson(serde_json::to_string(&TraceJson(t)).expect("traces serialize"))
+}
+
+/// A block's traces as the reference's JSON: `[{txHash, result}]`, or `{txHash, error}` for
+/// a transaction whose trace failed.
+pub fn block_json(traces: &BlockTraces) -> RawJson {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Entry<'a> {
+        tx_hash: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<TraceJson<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    }
+    let entries: Vec<Entry<'_>> = traces
+        .iter()
+        .map(|(hash, t)| Entry {
+            tx_hash: format!("0x{}", hex::encode(hash)),
+            result: t.as_ref().ok().map(TraceJson),
+            error: t.as_ref().err().map(ToString::to_string),
+        })
+        .collect();
+    RawJson(serde_json::to_string(&entries).expect("traces serialize"))
+}
+
+struct TraceJson<'a>(&'a Trace);
+
+impl Serialize for TraceJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0 {
+            Trace::Steps {
+                gas,
+                failed,
+                return_value,
+                logs,
+            } => {
+                let mut m = s.serialize_map(Some(4))?;
+                m.serialize_entry("gas", gas)?;
+                m.serialize_entry("failed", failed)?;
+                m.serialize_entry("returnValue", &hex::encode(return_value))?;
+                m.serialize_entry("structLogs", &Logs(logs))?;
+                m.end()
+            }
+            Trace::Calls(frame) => FrameJson(frame).serialize(s),
+        }
+    }
+}
+
+struct Logs<'a>(&'a [StructLog]);
+
+impl Serialize for Logs<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for l in self.0 {
+            seq.serialize_element(&LogJson(l))?;
+        }
+        seq.end()
+    }
+}
+
+/// One struct log (the reference's `StructLogRes`, in its field order).
+struct LogJson<'a>(&'a StructLog);
+
+impl Serialize for LogJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let l = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("pc", &l.pc)?;
+        m.serialize_entry("op", &op_name(l.op))?;
+        m.serialize_entry("gas", &l.gas)?;
+        m.serialize_entry("gasCost", &l.gas_cost)?;
+        m.serialize_entry("depth", &l.depth)?;
+        if l.error {
+            // A Go error value: its fields are private, so it shows as an empty object.
+            m.serialize_entry("error", &BTreeMap::<String, String>::new())?;
+        }
+        if let Some(stack) = &l.stack {
+            let words: Vec<String> = stack
+                .iter()
+                .map(|w| hex::encode(w.to_be_bytes::<32>()))
+                .collect();
+            m.serialize_entry("stack", &words)?;
+        }
+        if let Some(memory) = &l.memory {
+            let words: Vec<String> = memory.chunks_exact(32).map(hex::encode).collect();
+            m.serialize_entry("memory", &words)?;
+        }
+        if let Some(storage) = &l.storage {
+            let slots: BTreeMap<String, String> = storage
+                .iter()
+                .map(|(k, v)| (hex::encode(k), hex::encode(v)))
+                .collect();
+            m.serialize_entry("storage", &slots)?;
+        }
+        m.serialize_entry("computation", &l.computation)?;
+        m.serialize_entry("computationCost", &l.computation_cost)?;
+        m.end()
+    }
+}
+
+/// A minimal 0x quantity of a 256-bit big-endian value.
+fn quantity(v: &[u8; 32]) -> String {
+    crate::chain::state::quantity(v)
+}
+
+/// One call frame (the reference's `callTracer`: keys in its order, absent ones left out).
+struct FrameJson<'a>(&'a CallFrame);
+
+impl Serialize for FrameJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let f = self.0;
+        let hex0x = |b: &[u8]| format!("0x{}", hex::encode(b));
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("type", f.kind.name())?;
+        m.serialize_entry("from", &f.from)?;
+        if let Some(to) = &f.to {
+            m.serialize_entry("to", to)?;
+        }
+        if let Some(v) = &f.value {
+            m.serialize_entry("value", &quantity(v))?;
+        }
+        m.serialize_entry("gas", &format!("0x{:x}", f.gas))?;
+        m.serialize_entry("gasUsed", &format!("0x{:x}", f.gas_used))?;
+        m.serialize_entry("input", &hex0x(&f.input))?;
+        if let Some(out) = &f.output {
+            m.serialize_entry("output", &hex0x(out))?;
+        }
+        if let Some(e) = &f.error {
+            m.serialize_entry("error", e)?;
+        }
+        if !f.calls.is_empty() {
+            let calls: Vec<FrameJson<'_>> = f.calls.iter().map(FrameJson).collect();
+            m.serialize_entry("calls", &calls)?;
+        }
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("300ms"), Ok(Duration::from_millis(300)));
+        assert_eq!(parse_duration(".5s"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10\u{b5}s"), Ok(Duration::from_micros(10)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("-1s"), Ok(Duration::ZERO));
+        assert_eq!(
+            parse_duration("abc").unwrap_err(),
+            r#"time: invalid duration "abc""#
+        );
+        assert_eq!(
+            parse_duration("").unwrap_err(),
+            r#"time: invalid duration """#
+        );
+        assert_eq!(
+            parse_duration("10").unwrap_err(),
+            r#"time: missing unit in duration "10""#
+        );
+        assert_eq!(
+            parse_duration("10x").unwrap_err(),
+            r#"time: unknown unit "x" in duration "10x""#
+        );
+        assert_eq!(
+            parse_duration(".s").unwrap_err(),
+            r#"time: invalid duration ".s""#
+        );
+    }
+
+    #[test]
+    fn trace_config_as_the_reference_decodes_it() {
+        let opts = trace_options(None, 1).unwrap();
+        assert_eq!(opts.mode, Mode::Steps(LogConfig::default()));
+        assert_eq!(opts.timeout, DEFAULT_TIMEOUT);
+        let opts = trace_options(
+            Some(
+                &json!({"DISABLEstorage": true, "disableMemory": true, "limit": 7,
+                         "timeout": "2s", "reexec": 5, "unknown": 1}),
+            ),
+            1,
+        )
+        .unwrap();
+        assert_eq!(
+            opts.mode,
+            Mode::Steps(LogConfig {
+                disable_memory: true,
+                disable_stack: false,
+                disable_storage: true,
+                limit: 7
+            })
+        );
+        assert_eq!(opts.timeout, Duration::from_secs(2));
+        assert_eq!(
+            trace_options(Some(&json!({"tracer": "callTracer"})), 1)
+                .unwrap()
+                .mode,
+            Mode::Calls
+        );
+        let e = |v: Value| match trace_options(Some(&v), 1).unwrap_err() {
+            Error::Rpc(r) => (r.code, r.message),
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            e(json!({"limit": "x"})),
+            (
+                -32602,
+                "invalid argument 1: json: cannot unmarshal string into Go struct field TraceConfig.Limit of type int".into()
+            )
+        );
+        assert_eq!(
+            e(json!({"disableStack": 1})).1,
+            "invalid argument 1: json: cannot unmarshal number into Go struct field TraceConfig.DisableStack of type bool"
+        );
+        assert_eq!(
+            e(json!({"reexec": -1})).1,
+            "invalid argument 1: json: cannot unmarshal number -1 into Go struct field TraceConfig.Reexec of type uint64"
+        );
+        assert_eq!(
+            e(json!("x")).1,
+            "invalid argument 1: json: cannot unmarshal string into Go value of type tracers.TraceConfig"
+        );
+        assert_eq!(
+            e(json!({"tracer": "function() {}"})),
+            (-32000, "Only predefined tracers are supported".into())
+        );
+        assert_eq!(e(json!({"tracer": "prestateTracer"})).0, -32000);
+        assert_eq!(
+            e(json!({"timeout": "5"})),
+            (-32000, r#"time: missing unit in duration "5""#.into())
+        );
+    }
+
+    #[test]
+    fn hashes_and_block_numbers_as_go_decodes_them() {
+        let h = |v: Value| GoHash::from_param(&v).map(|h| h.0);
+        assert_eq!(
+            h(json!("abcd")).unwrap_err(),
+            "json: cannot unmarshal hex string without 0x prefix into Go value of type common.Hash"
+        );
+        assert_eq!(
+            h(json!("0xabcd")).unwrap_err(),
+            "hex string has length 4, want 64 for common.Hash"
+        );
+        assert_eq!(
+            h(json!(5)).unwrap_err(),
+            "json: cannot unmarshal non-string into Go value of type common.Hash"
+        );
+        assert_eq!(
+            h(json!(format!("0x{}", "zz".repeat(32)))).unwrap_err(),
+            "json: cannot unmarshal invalid hex string into Go value of type common.Hash"
+        );
+        assert_eq!(
+            h(json!(format!("0x{}", "ab".repeat(32)))).unwrap(),
+            [0xab; 32]
+        );
+        let n = |v: Value| GoBlockNumber::from_param(&v).map(|b| b.0);
+        assert_eq!(n(json!(7)).unwrap(), Some(7));
+        assert_eq!(n(json!("0x7")).unwrap(), Some(7));
+        assert_eq!(n(json!("latest")).unwrap(), None);
+        assert_eq!(n(json!("earliest")).unwrap(), Some(0));
+        assert_eq!(
+            n(json!("abcd")).unwrap_err(),
+            "hex string without 0x prefix"
+        );
+        assert_eq!(
+            n(json!("0x07")).unwrap_err(),
+            "hex number with leading zero digits"
+        );
+        assert_eq!(
+            n(json!("0x8000000000000000")).unwrap_err(),
+            "Blocknumber too high"
+        );
+        assert_eq!(n(json!(-1)).unwrap_err(), "hex string without 0x prefix");
+        let b = |v: Value| GoBlockRef::from_param(&v);
+        assert!(matches!(b(json!("latest")), Ok(GoBlockRef::Number(None))));
+        assert!(matches!(
+            b(json!({"blockNumber": "0x2"})),
+            Ok(GoBlockRef::Number(Some(2)))
+        ));
+        assert!(matches!(
+            b(json!(format!("0x{}", "01".repeat(32)))),
+            Ok(GoBlockRef::Hash(h)) if h == [1; 32]
+        ));
+        assert!(matches!(b(json!({})), Ok(GoBlockRef::Neither)));
+        assert_eq!(
+            b(json!({"blockNumber": "abcd"})).err().unwrap(),
+            "json: cannot unmarshal object into Go value of type string"
+        );
+        assert_eq!(
+            b(json!(true)).err().unwrap(),
+            "json: cannot unmarshal bool into Go value of type string"
+        );
+    }
+
+    #[test]
+    fn call_args_as_go_decodes_them() {
+        let a = call_args(
+            &json!({"from": "0x0000000000000000000000000000000000000001", "TO": "0x0000000000000000000000000000000000000002",
+                    "gas": "0x5208", "gasPrice": "0x5d21dba00", "value": "0x1",
+                    "data": "0x01", "input": "0x02"}),
+            0,
+        )
+        .unwrap();
+        assert_eq!(a.from.unwrap().0[19], 1);
+        assert_eq!(a.to.unwrap().0[19], 2);
+        assert_eq!(a.gas, Some(21_000));
+        assert_eq!(a.gas_price.unwrap()[27..], [0x05, 0xd2, 0x1d, 0xba, 0x00]);
+        assert_eq!(a.value.unwrap()[31], 1);
+        assert_eq!(a.input, vec![2], "input wins over data");
+        let e = |v: Value| match call_args(&v, 0).unwrap_err() {
+            Error::Rpc(r) => (r.code, r.message),
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            e(json!({"from": 5})).1,
+            "invalid argument 0: json: cannot unmarshal non-string into Go struct field CallArgs.from of type common.Address"
+        );
+        assert_eq!(
+            e(json!({"to": "abcd"})).1,
+            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.to of type common.Address"
+        );
+        assert_eq!(
+            e(json!({"to": "0xabcd"})).1,
+            "invalid argument 0: hex string has length 4, want 40 for common.Address"
+        );
+        assert_eq!(
+            e(json!({"gas": "txGas"})).1,
+            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.gas of type hexutil.Uint64"
+        );
+        assert_eq!(
+            e(json!({"value": "txValue"})).1,
+            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.value of type *hexutil.Big"
+        );
+        assert_eq!(
+            e(json!({"data": "abcd"})).1,
+            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.data of type hexutil.Bytes"
+        );
+        assert_eq!(
+            e(json!({"gasPrice": "0x1", "maxFeePerGas": "0x1"})),
+            (
+                -32000,
+                "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified".into()
+            )
+        );
+        assert_eq!(
+            e(json!(1)).1,
+            "invalid argument 0: json: cannot unmarshal number into Go value of type api.CallArgs"
+        );
+    }
+
+    fn frame(kind: crate::exec::trace::CallKind) -> CallFrame {
+        CallFrame {
+            kind,
+            from: Address([1; 20]),
+            to: Some(Address([2; 20])),
+            value: Some([0; 32]),
+            gas: 0x10,
+            gas_used: 0x8,
+            input: vec![0xab],
+            output: Some(vec![]),
+            error: None,
+            calls: Vec::new(),
+        }
+    }
+
+    /// The keys come in the reference's order, not a `Value`'s.
+    #[test]
+    fn results_keep_the_reference_key_order() {
+        use crate::exec::trace::CallKind;
+        let mut top = frame(CallKind::Call);
+        let mut inner = frame(CallKind::StaticCall);
+        inner.value = None;
+        inner.output = None;
+        inner.error = Some("evm: execution reverted".into());
+        top.calls.push(inner);
+        let text = trace_json(&Trace::Calls(top)).0;
+        let from = format!("0x{}", "01".repeat(20));
+        let to = format!("0x{}", "02".repeat(20));
+        assert_eq!(
+            text,
+            format!(
+                r#"{{"type":"CALL","from":"{from}","to":"{to}","value":"0x0","gas":"0x10","gasUsed":"0x8","input":"0xab","output":"0x","calls":[{{"type":"STATICCALL","from":"{from}","to":"{to}","gas":"0x10","gasUsed":"0x8","input":"0xab","error":"evm: execution reverted"}}]}}"#
+            )
+        );
+        let mut storage = crate::exec::trace::Storage::new();
+        storage.insert([0; 32], [7; 32]);
+        let log = StructLog {
+            pc: 3,
+            op: 0x55,
+            gas: 100,
+            gas_cost: 20,
+            depth: 1,
+            error: true,
+            stack: Some(vec![revm::primitives::U256::from(1)]),
+            memory: Some(vec![0; 32]),
+            storage: Some(std::sync::Arc::new(storage)),
+            computation: 150_000_000,
+            computation_cost: 2510,
+        };
+        let text = trace_json(&Trace::Steps {
+            gas: 21_000,
+            failed: false,
+            return_value: vec![0xbe, 0xef],
+            logs: vec![log],
+        })
+        .0;
+        let word = |b: &str| b.repeat(32);
+        assert_eq!(
+            text,
+            format!(
+                r#"{{"gas":21000,"failed":false,"returnValue":"beef","structLogs":[{{"pc":3,"op":"SSTORE","gas":100,"gasCost":20,"depth":1,"error":{{}},"stack":["{}01"],"memory":["{}"],"storage":{{"{}":"{}"}},"computation":150000000,"computationCost":2510}}]}}"#,
+                "0".repeat(62),
+                word("00"),
+                word("00"),
+                word("07")
+            )
+        );
+    }
+}
