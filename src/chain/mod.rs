@@ -14,6 +14,8 @@
 //! - `run.rs`: a block's transactions run over the accounts (`BlockRun`), for sealing and
 //!   import alike.
 //! - `read.rs`: look-ups: transactions, blocks, headers, accounts, dumps of a state.
+//! - `logs.rs`: the logs of a block range that match a filter (the header blooms deciding
+//!   which receipts are read), and every receipt of a block.
 //! - `import.rs` (blocks from a file or a peer, checked and stored), `export.rs`,
 //!   `seal_batch.rs` (many seals checked at once), `migration.rs` (copying the head's state
 //!   into a new node file).
@@ -35,6 +37,7 @@ pub mod db;
 pub mod export;
 pub mod genesis;
 pub mod import;
+pub mod logs;
 pub mod migration;
 mod nodecache;
 pub mod nodelog;
