@@ -4,8 +4,11 @@
 
 pub mod admin;
 pub mod chain;
+pub mod criteria;
 pub mod debug;
 pub mod error;
+pub mod filters;
+pub mod logs;
 pub mod method;
 pub mod net;
 pub mod personal;
@@ -63,6 +66,7 @@ impl Serialize for HexOut {
 pub struct Apis {
     pub admin: Arc<admin::AdminApi>,
     pub chain: Arc<chain::ChainApi>,
+    pub logs: Arc<logs::LogsApi>,
     pub net: Arc<net::NetApi>,
     pub personal: Arc<personal::PersonalApi>,
     pub rpc: Arc<rpc::RpcApi>,
@@ -76,6 +80,7 @@ impl Apis {
     pub fn register(&self, r: &mut Registry) {
         register(&self.admin, r);
         register(&self.chain, r);
+        register(&self.logs, r);
         register(&self.debug, r);
         register(&self.net, r);
         register(&self.personal, r);
