@@ -262,7 +262,9 @@ impl Criteria {
     pub fn within(&self, number: u64) -> bool {
         let from = self.from_tag().signed();
         let to = self.to_tag().signed();
-        !(from >= 0 && number < from as u64) && !(to >= 0 && number > to as u64)
+        let before = from >= 0 && number < from as u64;
+        let after = to >= 0 && number > to as u64;
+        !before && !after
     }
 
     /// Whether a filter or subscription may follow these bounds (the reference's accepted
