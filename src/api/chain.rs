@@ -43,6 +43,9 @@ pub struct ChainFeeds {
     pub new_heads: Arc<Feed>,
     /// Hashes of transactions entering the pool (`newPendingTransactions`).
     pub new_pending_transactions: Arc<Feed>,
+    /// The logs of new blocks, per subscriber's criteria (`logs`; fed by
+    /// [`super::filters::FilterService`]).
+    pub logs: Arc<super::filters::LogFeed>,
 }
 
 impl Namespace for ChainApi {
@@ -144,6 +147,11 @@ impl Namespace for ChainApi {
             name: "newPendingTransactions",
             summary: "The hash of each transaction entering the pool",
             kind: |a| Arc::new(FeedKind(a.feeds.new_pending_transactions.clone())),
+        },
+        Subscription {
+            name: "logs",
+            summary: "Each log of a new block matching filter criteria, one per notification",
+            kind: |a| a.feeds.logs.clone(),
         },
     ];
 }

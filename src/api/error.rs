@@ -32,6 +32,12 @@ pub enum Error {
     /// A `debug_trace*` failure (the reference's texts).
     #[error(transparent)]
     Trace(#[from] crate::chain::trace::TraceError),
+    #[error(transparent)]
+    Logs(#[from] crate::chain::logs::LogsError),
+    #[error(transparent)]
+    Missing(#[from] super::logs::Missing),
+    #[error(transparent)]
+    Filter(#[from] super::filters::FilterError),
     /// A chain method on a node started without a chain.
     #[error("this node has no chain: start it with --dev, or after chaind init GENESIS.json")]
     NoChain,

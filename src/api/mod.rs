@@ -5,8 +5,11 @@
 pub mod admin;
 pub mod chain;
 pub mod contract;
+pub mod criteria;
 pub mod debug;
 pub mod error;
+pub mod filters;
+pub mod logs;
 pub mod method;
 pub mod net;
 pub mod personal;
@@ -66,6 +69,7 @@ pub struct Apis {
     pub admin: Arc<admin::AdminApi>,
     pub chain: Arc<chain::ChainApi>,
     pub contract: Arc<contract::ContractApi>,
+    pub logs: Arc<logs::LogsApi>,
     pub net: Arc<net::NetApi>,
     pub personal: Arc<personal::PersonalApi>,
     pub rpc: Arc<rpc::RpcApi>,
@@ -80,6 +84,7 @@ impl Apis {
         register(&self.admin, r);
         register(&self.chain, r);
         register(&self.contract, r);
+        register(&self.logs, r);
         register(&self.debug, r);
         register(&self.net, r);
         register(&self.personal, r);

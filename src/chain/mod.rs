@@ -16,6 +16,8 @@
 //! - `read.rs`: look-ups: transactions, blocks, headers, accounts, dumps of a state.
 //! - `call.rs`: calls on a block's state that keep nothing; `trace.rs`: a sealed block's
 //!   transactions run again under a tracer, and a call traced (`debug_trace*`).
+//! - `logs.rs`: the logs of a block range that match a filter (the header blooms deciding
+//!   which receipts are read), and every receipt of a block.
 //! - `import.rs` (blocks from a file or a peer, checked and stored), `export.rs`,
 //!   `seal_batch.rs` (many seals checked at once), `migration.rs` (copying the head's state
 //!   into a new node file).
@@ -37,6 +39,7 @@ pub mod db;
 pub mod export;
 pub mod genesis;
 pub mod import;
+pub mod logs;
 pub mod migration;
 mod nodecache;
 pub mod nodelog;
