@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::chain::logs::LogFilter;
 use crate::crypto::Address;
-use crate::rpc::FromParam;
+use crate::rpc::{json_type, FromParam};
 
 /// A 32-byte hash.
 pub type Hash = [u8; 32];
@@ -209,18 +209,6 @@ impl FromParam for FilterId {
                 json_type(other)
             )),
         }
-    }
-}
-
-/// The name Go's JSON decoder gives a JSON value's type.
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

@@ -16,7 +16,7 @@ use crate::chain::call::CallArgs;
 use crate::chain::trace::{BlockTraces, Trace, TraceOptions, DEFAULT_TIMEOUT};
 use crate::crypto::Address;
 use crate::exec::trace::{op_name, CallFrame, LogConfig, Mode, StructLog};
-use crate::rpc::{FromParam, RawJson, RpcError};
+use crate::rpc::{json_type, FromParam, RawJson, RpcError};
 
 /// The reference's predefined tracers: the ones a safe `debug_trace*` method may name.
 const PREDEFINED: &[&str] = &[
@@ -35,18 +35,6 @@ const PREDEFINED: &[&str] = &[
 
 fn server(text: impl Into<String>) -> Error {
     Error::Rpc(RpcError::server(text))
-}
-
-/// How Go's JSON decoder names the kind of `v` in its type errors.
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// Go's text for a value of the wrong kind in a struct field.
@@ -73,7 +61,7 @@ pub fn trace_options(v: Option<&Value>, i: usize) -> Result<TraceOptions> {
         Some(other) => {
             return Err(invalid(format!(
                 "json: cannot unmarshal {} into Go value of type tracers.TraceConfig",
-                kind(other)
+                json_type(other)
             )))
         }
     };
@@ -82,7 +70,7 @@ pub fn trace_options(v: Option<&Value>, i: usize) -> Result<TraceOptions> {
             continue;
         }
         let field =
-            |name: &str, ty: &str| invalid(field_error("TraceConfig", name, kind(value), ty));
+            |name: &str, ty: &str| invalid(field_error("TraceConfig", name, json_type(value), ty));
         let flag = |name: &str| value.as_bool().ok_or_else(|| field(name, "bool"));
         let text = |name: &str| {
             value
@@ -363,7 +351,7 @@ impl FromParam for GoBlockRef {
             },
             other => Err(format!(
                 "json: cannot unmarshal {} into Go value of type string",
-                kind(other)
+                json_type(other)
             )),
         }
     }
@@ -414,7 +402,7 @@ pub fn call_args(v: &Value, i: usize) -> Result<CallArgs> {
     let Value::Object(map) = v else {
         return Err(invalid(format!(
             "json: cannot unmarshal {} into Go value of type api.CallArgs",
-            kind(v)
+            json_type(v)
         )));
     };
     let mut args = CallArgs::default();
