@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::criteria::{Criteria, Hash};
+use super::goparams::{Criteria, Hash};
 use crate::chain::logs::LogFilter;
 use crate::chain::Chain;
 use crate::events::{Bus, Event, Gone, Kinds, NewHead};
@@ -572,7 +572,7 @@ impl Service for FilterService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::criteria::BlockTag;
+    use crate::api::goparams::BlockTag;
 
     fn blocks(f: &Filters, id: &str) -> Vec<Hash> {
         match f.changes(id, Instant::now()).unwrap() {

@@ -4,16 +4,16 @@
 //! `chain_getBlockReceipts`, `chain_getHeaderByNumber` and `chain_getHeaderByHash`. A
 //! namespace of its own beside [`super::chain::ChainApi`], under the same module name. The
 //! filters live in [`super::filters`]; the parameters are decoded as the reference decodes
-//! them ([`super::criteria`]).
+//! them ([`super::goparams`]).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use super::criteria::{BlockRef, BlockTag, Criteria, FilterId, Hash, HashParam};
 use super::error::{Error, Result};
 use super::filters::{Changes, FilterKind, Filters};
+use super::goparams::{BlockRef, BlockTag, Criteria, FilterId, Hash, HashParam};
 use super::method::{p, Method, Namespace, ParamKind as K};
 use crate::chain::logs::{Bounds, FoundLog, LogsError, MAX_RESULTS};
 use crate::chain::Chain;

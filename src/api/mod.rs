@@ -5,10 +5,10 @@
 pub mod admin;
 pub mod chain;
 pub mod contract;
-pub mod criteria;
 pub mod debug;
 pub mod error;
 pub mod filters;
+pub mod goparams;
 pub mod logs;
 pub mod method;
 pub mod net;

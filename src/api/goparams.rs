@@ -1,8 +1,8 @@
-//! The parameters of the log and filter methods as the reference decodes them, with its
-//! texts (the wire contract, DECISIONS.md): filter criteria (`fromBlock`, `toBlock`,
-//! `blockHash`, `address`, `topics`), block numbers, block numbers or hashes, 32-byte
-//! hashes and filter ids. Each decoder returns the text that follows
-//! `invalid argument <i>: ` in a -32602 error.
+//! The reference's parameter decoding, in one place: parameters as its JSON decoder and
+//! hexutil read them, with their texts (the wire contract, DECISIONS.md). Here: filter
+//! criteria (`fromBlock`, `toBlock`, `blockHash`, `address`, `topics`), block numbers, block
+//! numbers or hashes, 32-byte hashes and filter ids. Each decoder returns the text that
+//! follows `invalid argument <i>: ` in a -32602 error.
 
 use serde_json::{Map, Value};
 
