@@ -17,8 +17,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::error::{Error, Result};
+use super::goparams::{BlockRef as BlockParam, BlockTag, HashParam};
+use super::logs::Missing;
 use super::method::{opt, p, Method, Namespace, ParamKind as K};
-use super::trace::{self as wire, GoBlockNumber, GoBlockRef, GoHash};
+use super::trace as wire;
 use crate::chain::trace::{BlockRef, TraceError};
 use crate::chain::Chain;
 use crate::method;
@@ -199,7 +201,7 @@ impl DebugApi {
     /// `debug_traceTransaction(txHash, config?)`: the trace of a sealed transaction, run
     /// again over the state before it (the struct logger's result, or the tracer's).
     fn trace_transaction(&self, _: &Call, p: &Params) -> Result<RawJson> {
-        let GoHash(hash) = p.required(0)?;
+        let HashParam(hash) = p.required(0)?;
         let opts = wire::trace_options(p.raw(1), 1)?;
         let chain = self.chain()?;
         let _slot = self.heavy_slot()?;
@@ -210,29 +212,25 @@ impl DebugApi {
     /// `block`.
     fn trace_call(&self, _: &Call, p: &Params) -> Result<RawJson> {
         let args = wire::call_args(&p.required::<Value>(0)?, 0)?;
-        let block: GoBlockRef = p.required(1)?;
+        let block: BlockParam = p.required(1)?;
         let opts = wire::trace_options(p.raw(2), 2)?;
         let chain = self.chain()?;
         let _slot = self.heavy_slot()?;
         let at = match block {
-            GoBlockRef::Number(n) => {
-                let n = n.unwrap_or_else(|| chain.head_number());
+            BlockParam::Tag(t) => {
+                let n = t.resolve(chain.head_number());
                 chain
                     .state_header(Some(n))?
                     .ok_or(TraceError::NoBlockNumber(n))?
             }
-            GoBlockRef::Hash(h) => {
+            BlockParam::Hash(h) => {
                 let b = chain.block_by_hash(&h)?.ok_or(TraceError::NoBlockHash(h))?;
                 chain
                     .state_header(Some(b.header.number))?
                     .filter(|(hash, _)| *hash == h)
                     .unwrap_or((h, b.header))
             }
-            GoBlockRef::Neither => {
-                return Err(Error::Rpc(crate::rpc::RpcError::server(
-                    "invalid arguments; neither block nor hash specified",
-                )))
-            }
+            BlockParam::Neither => return Err(Missing::Neither.into()),
         };
         Ok(wire::trace_json(&chain.trace_call(&args, &at, &opts)?))
     }
@@ -240,18 +238,18 @@ impl DebugApi {
     /// `debug_traceBlockByNumber(number, config?)`: `[{txHash, result}]` (or `{txHash,
     /// error}` for a transaction whose trace failed).
     fn trace_block_by_number(&self, _: &Call, p: &Params) -> Result<RawJson> {
-        let GoBlockNumber(number) = p.required(0)?;
+        let tag: BlockTag = p.required(0)?;
         let opts = wire::trace_options(p.raw(1), 1)?;
         let chain = self.chain()?;
         let _slot = self.heavy_slot()?;
-        let number = number.unwrap_or_else(|| chain.head_number());
+        let number = tag.resolve(chain.head_number());
         let traces = chain.trace_block(BlockRef::Number(number), &opts)?;
         Ok(wire::block_json(&traces))
     }
 
     /// `debug_traceBlockByHash(hash, config?)`: as [`DebugApi::trace_block_by_number`].
     fn trace_block_by_hash(&self, _: &Call, p: &Params) -> Result<RawJson> {
-        let GoHash(hash) = p.required(0)?;
+        let HashParam(hash) = p.required(0)?;
         let opts = wire::trace_options(p.raw(1), 1)?;
         let chain = self.chain()?;
         let _slot = self.heavy_slot()?;

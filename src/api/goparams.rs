@@ -1,7 +1,8 @@
 //! The reference's parameter decoding, in one place: parameters as its JSON decoder and
-//! hexutil read them, with their texts (the wire contract, DECISIONS.md). Here: filter
-//! criteria (`fromBlock`, `toBlock`, `blockHash`, `address`, `topics`), block numbers, block
-//! numbers or hashes, 32-byte hashes and filter ids. Each decoder returns the text that
+//! hexutil read them, with their texts (the wire contract, DECISIONS.md; klaytn-contracts.md
+//! 2.3, 5.1-5.3, 6.1). Here: block numbers (`rpc.BlockNumber`), block numbers or hashes
+//! (`rpc.BlockNumberOrHash`), 32-byte hashes, filter criteria (`fromBlock`, `toBlock`,
+//! `blockHash`, `address`, `topics`) and filter ids. Each decoder returns the text that
 //! follows `invalid argument <i>: ` in a -32602 error.
 
 use serde_json::{Map, Value};
@@ -39,35 +40,51 @@ impl BlockTag {
             BlockTag::Latest => -1,
             BlockTag::Pending => -2,
             BlockTag::Earliest => 0,
-            // Numbers are at most i64::MAX (checked when decoded).
+            // A quantity is at most i64::MAX (checked when decoded); a JSON integer above it
+            // wraps, as the reference's conversion of its uint64 does.
             BlockTag::Number(n) => n as i64,
         }
     }
 }
 
-/// hexutil's texts for 0x-hex quantities (`DecodeUint64`).
-fn decode_uint64(s: &str) -> Result<u64, &'static str> {
+const NO_PREFIX: &str = "hex string without 0x prefix";
+const SYNTAX: &str = "invalid hex string";
+
+/// The digits of a 0x quantity, with hexutil's texts (`checkNumber`): not empty, `0x` or
+/// `0X`, at least one digit, no leading zero.
+fn number_digits(s: &str) -> Result<&str, &'static str> {
     if s.is_empty() {
         return Err("empty hex string");
     }
     let digits = s
         .strip_prefix("0x")
         .or_else(|| s.strip_prefix("0X"))
-        .ok_or("hex string without 0x prefix")?;
+        .ok_or(NO_PREFIX)?;
     if digits.is_empty() {
         return Err("hex string \"0x\"");
     }
     if digits.len() > 1 && digits.starts_with('0') {
         return Err("hex number with leading zero digits");
     }
-    u64::from_str_radix(digits, 16).map_err(|e| match e.kind() {
-        std::num::IntErrorKind::PosOverflow => "hex number > 64 bits",
-        _ => "invalid hex string",
-    })
+    Ok(digits)
 }
 
-/// hexutil's texts for 0x-hex bytes (`Decode`): unlike parameters of the other methods,
-/// the empty string is refused.
+/// A 0x quantity of 64 bits (hexutil's `DecodeUint64`): the digits are read in order, and
+/// the first that is not hex, or the first that overflows, gives the text.
+fn decode_uint64(s: &str) -> Result<u64, &'static str> {
+    let mut n: u64 = 0;
+    for c in number_digits(s)?.chars() {
+        let d = c.to_digit(16).ok_or(SYNTAX)?;
+        n = n
+            .checked_mul(16)
+            .and_then(|n| n.checked_add(u64::from(d)))
+            .ok_or("hex number > 64 bits")?;
+    }
+    Ok(n)
+}
+
+/// 0x-hex bytes (hexutil's `Decode`): unlike a JSON member of type `hexutil.Bytes`, the
+/// empty string is refused.
 fn decode_bytes(s: &str) -> Result<Vec<u8>, &'static str> {
     if s.is_empty() {
         return Err("empty hex string");
@@ -75,32 +92,94 @@ fn decode_bytes(s: &str) -> Result<Vec<u8>, &'static str> {
     crate::crypto::decode_hex0x(s)
 }
 
-/// The block-number grammar; `too_high` is the text for a number above 2^63-1 (the
-/// reference writes `Blocknumber too high` for a plain block number and `blocknumber too
-/// high` for a number-or-hash). A JSON integer is taken as a number; a string is a tag or a
-/// 0x quantity; anything else is read as the reference reads its raw text.
-fn block_tag(v: &Value, too_high: &str) -> Result<BlockTag, String> {
-    let n = match v {
-        Value::String(s) => match s.as_str() {
-            "latest" => return Ok(BlockTag::Latest),
-            "pending" => return Ok(BlockTag::Pending),
-            "earliest" => return Ok(BlockTag::Earliest),
-            s => decode_uint64(s)?,
-        },
-        Value::Number(n) => n
-            .as_u64()
-            .ok_or_else(|| "hex string without 0x prefix".to_string())?,
-        _ => return Err("hex string without 0x prefix".into()),
-    };
-    if n > i64::MAX as u64 {
-        return Err(too_high.into());
-    }
-    Ok(BlockTag::Number(n))
+/// Why a fixed-size hex text did not decode.
+enum FixedHexError {
+    /// A decoding error, which Go's JSON decoder wraps in a type error.
+    Decode(&'static str),
+    /// A length error, which it does not.
+    Length(String),
 }
 
-/// A plain block number (`chain_getHeaderByNumber`, filter bounds).
+impl From<FixedHexError> for String {
+    /// The bare text (as `UnmarshalText` gives it, outside a JSON decoder).
+    fn from(e: FixedHexError) -> String {
+        match e {
+            FixedHexError::Decode(m) => m.into(),
+            FixedHexError::Length(m) => m,
+        }
+    }
+}
+
+/// `s` as `N` bytes of 0x-hex, Go type `ty` (hexutil's `UnmarshalFixedText`, in its order of
+/// checks: the empty string is a length error).
+fn fixed_hex<const N: usize>(s: &str, ty: &str) -> Result<[u8; N], FixedHexError> {
+    let length = |digits: usize| {
+        FixedHexError::Length(format!(
+            "hex string has length {digits}, want {} for {ty}",
+            2 * N
+        ))
+    };
+    if s.is_empty() {
+        return Err(length(0));
+    }
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .ok_or(FixedHexError::Decode(NO_PREFIX))?;
+    if digits.len() % 2 != 0 {
+        return Err(FixedHexError::Decode("hex string of odd length"));
+    }
+    if digits.len() != 2 * N {
+        return Err(length(digits.len()));
+    }
+    let mut out = [0u8; N];
+    hex::decode_to_slice(digits, &mut out).map_err(|_| FixedHexError::Decode(SYNTAX))?;
+    Ok(out)
+}
+
+/// A JSON value decoded as `N` bytes of Go type `ty` (`common.Hash`, `common.Address`),
+/// with the JSON decoder's texts: a non-string and a decoding error are type errors `into`
+/// (`Go value of type common.Hash`, `Go struct field CallArgs.to of type common.Address`); a
+/// length error is not wrapped.
+fn fixed_value<const N: usize>(v: &Value, into: &str, ty: &str) -> Result<[u8; N], String> {
+    let Value::String(s) = v else {
+        return Err(format!("json: cannot unmarshal non-string into {into}"));
+    };
+    fixed_hex(s, ty).map_err(|e| match e {
+        FixedHexError::Decode(m) => format!("json: cannot unmarshal {m} into {into}"),
+        FixedHexError::Length(m) => m,
+    })
+}
+
+/// A block number or tag in text: `latest`, `pending`, `earliest` or a quantity of at most
+/// 2^63-1; `too_high` is the text for a larger one (the reference writes `Blocknumber too
+/// high` for a plain block number and `blocknumber too high` for a number-or-hash).
+fn block_text(s: &str, too_high: &str) -> Result<BlockTag, String> {
+    match s {
+        "latest" => Ok(BlockTag::Latest),
+        "pending" => Ok(BlockTag::Pending),
+        "earliest" => Ok(BlockTag::Earliest),
+        s => match decode_uint64(s)? {
+            n if n > i64::MAX as u64 => Err(too_high.into()),
+            n => Ok(BlockTag::Number(n)),
+        },
+    }
+}
+
+/// A plain block number as the reference's `rpc.BlockNumber` decodes it
+/// (`chain_getHeaderByNumber`, `debug_traceBlockByNumber`, filter bounds): a JSON integer is
+/// the number (`null` is 0, as Go decodes it into an integer); a string is a tag or a
+/// quantity; anything else is read as its JSON text, which has no 0x prefix.
 pub fn block_number(v: &Value) -> Result<BlockTag, String> {
-    block_tag(v, "Blocknumber too high")
+    match v {
+        Value::Null => Ok(BlockTag::Number(0)),
+        Value::Number(n) => n
+            .as_u64()
+            .map(BlockTag::Number)
+            .ok_or_else(|| NO_PREFIX.into()),
+        Value::String(s) => block_text(s, "Blocknumber too high"),
+        _ => Err(NO_PREFIX.into()),
+    }
 }
 
 impl FromParam for BlockTag {
@@ -109,89 +188,74 @@ impl FromParam for BlockTag {
     }
 }
 
-/// A block by number or by hash (`chain_getBlockReceipts`).
+/// A block by number or by hash, as the reference's `rpc.BlockNumberOrHash` decodes it
+/// (`chain_call` and the state methods, `chain_getBlockReceipts`, `debug_traceCall`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockRef {
     Tag(BlockTag),
     Hash(Hash),
-    /// `{}`: an object naming neither (the reference fails on it when it looks the block up).
+    /// `{}` or `null`: naming neither, which the method refuses, not the decoder.
     Neither,
 }
 
 impl FromParam for BlockRef {
-    /// A tag, a quantity, a JSON integer, a 66-character hash, or `{"blockNumber": ..}` /
-    /// `{"blockHash": ..}` (not both).
+    /// `{"blockNumber": ..}` or `{"blockHash": ..}` (not both; `null` and `{}` name
+    /// neither), a JSON integer, a tag, a 66-character hash or a quantity. The reference
+    /// tries these forms in turn and reports the last failure: a string's own text, else
+    /// `json: cannot unmarshal <type> into Go value of type string` (an object whose member
+    /// does not decode included).
     fn from_param(v: &Value) -> Result<BlockRef, String> {
-        const TOO_HIGH: &str = "blocknumber too high";
+        let not_string = |v: &Value| {
+            format!(
+                "json: cannot unmarshal {} into Go value of type string",
+                json_type(v)
+            )
+        };
         match v {
+            Value::Null => Ok(BlockRef::Neither),
             Value::Object(m) => {
-                let number = member(m, "blockNumber").filter(|v| !v.is_null());
-                let hash = member(m, "blockHash").filter(|v| !v.is_null());
+                let present = |name: &str| member(m, name).filter(|v| !v.is_null());
+                let number = present("blockNumber")
+                    .map(block_number)
+                    .transpose()
+                    .map_err(|_| not_string(v))?;
+                let hash = present("blockHash")
+                    .map(|h| {
+                        h.as_str()
+                            .and_then(|s| fixed_hex::<32>(s, "common.Hash").ok())
+                            .ok_or_else(|| not_string(v))
+                    })
+                    .transpose()?;
                 match (number, hash) {
                     (Some(_), Some(_)) => Err(
                         "cannot specify both BlockHash and BlockNumber, choose one or the other"
                             .into(),
                     ),
-                    (None, Some(h)) => Ok(BlockRef::Hash(hash_value(h, Some("blockHash"))?)),
-                    (Some(n), None) => Ok(BlockRef::Tag(block_tag(n, TOO_HIGH)?)),
+                    (Some(n), None) => Ok(BlockRef::Tag(n)),
+                    (None, Some(h)) => Ok(BlockRef::Hash(h)),
                     (None, None) => Ok(BlockRef::Neither),
                 }
             }
-            Value::String(s) if s.len() == 66 => Ok(BlockRef::Hash(hash_text(s)?)),
-            _ => Ok(BlockRef::Tag(block_tag(v, TOO_HIGH)?)),
+            Value::Number(n) => n
+                .as_u64()
+                .map(|n| BlockRef::Tag(BlockTag::Number(n)))
+                .ok_or_else(|| not_string(v)),
+            Value::String(s) if s.len() == 66 => Ok(BlockRef::Hash(
+                fixed_hex::<32>(s, "common.Hash").map_err(String::from)?,
+            )),
+            Value::String(s) => block_text(s, "blocknumber too high").map(BlockRef::Tag),
+            other => Err(not_string(other)),
         }
     }
 }
 
-/// The text of a 32-byte hash (hexutil's `UnmarshalFixedText`): `0x` and 64 hex digits.
-fn hash_text(s: &str) -> Result<Hash, String> {
-    if s.is_empty() {
-        return Err("hex string has length 0, want 64 for common.Hash".into());
-    }
-    let digits = s
-        .strip_prefix("0x")
-        .or_else(|| s.strip_prefix("0X"))
-        .ok_or("hex string without 0x prefix")?;
-    if digits.len() % 2 != 0 {
-        return Err("hex string of odd length".into());
-    }
-    if digits.len() != 64 {
-        return Err(format!(
-            "hex string has length {}, want 64 for common.Hash",
-            digits.len()
-        ));
-    }
-    let mut out = [0u8; 32];
-    hex::decode_to_slice(digits, &mut out).map_err(|_| "invalid hex string")?;
-    Ok(out)
-}
-
-/// A 32-byte hash in JSON, with the texts of the reference's JSON decoder: a syntax error
-/// is reported as a type error of `common.Hash`, naming the struct member `field` when
-/// the hash is one.
-fn hash_value(v: &Value, field: Option<&str>) -> Result<Hash, String> {
-    let into = match field {
-        Some(f) => format!("Go struct field input.{f} of type common.Hash"),
-        None => "Go value of type common.Hash".to_string(),
-    };
-    let Value::String(s) = v else {
-        return Err(format!("json: cannot unmarshal non-string into {into}"));
-    };
-    hash_text(s).map_err(|e| {
-        if e.starts_with("hex string has length") {
-            e
-        } else {
-            format!("json: cannot unmarshal {e} into {into}")
-        }
-    })
-}
-
-/// A block or transaction hash parameter (`chain_getHeaderByHash`).
+/// A block or transaction hash parameter, as Go's `common.Hash` decodes it
+/// (`chain_getHeaderByHash`, `debug_traceTransaction`, `debug_traceBlockByHash`).
 pub struct HashParam(pub Hash);
 
 impl FromParam for HashParam {
     fn from_param(v: &Value) -> Result<HashParam, String> {
-        hash_value(v, None).map(HashParam)
+        fixed_value(v, "Go value of type common.Hash", "common.Hash").map(HashParam)
     }
 }
 
@@ -307,7 +371,11 @@ impl FromParam for Criteria {
         let from = present("fromBlock").map(block_number).transpose()?;
         let to = present("toBlock").map(block_number).transpose()?;
         if let Some(h) = present("blockHash") {
-            let h = hash_value(h, Some("blockHash"))?;
+            let h = fixed_value(
+                h,
+                "Go struct field input.blockHash of type common.Hash",
+                "common.Hash",
+            )?;
             if from.is_some() || to.is_some() {
                 return Err(
                     "cannot specify both BlockHash and FromBlock/ToBlock, choose one or the other"
@@ -441,6 +509,114 @@ mod tests {
         assert_eq!(
             r(json!(format!("0x{}", "zz".repeat(32)))).unwrap_err(),
             "invalid hex string"
+        );
+    }
+
+    #[test]
+    fn hashes_and_block_numbers_as_go_decodes_them() {
+        let h = |v: Value| HashParam::from_param(&v).map(|h| h.0);
+        assert_eq!(
+            h(json!("abcd")).unwrap_err(),
+            "json: cannot unmarshal hex string without 0x prefix into Go value of type common.Hash"
+        );
+        assert_eq!(
+            h(json!("0xabcd")).unwrap_err(),
+            "hex string has length 4, want 64 for common.Hash"
+        );
+        assert_eq!(
+            h(json!(5)).unwrap_err(),
+            "json: cannot unmarshal non-string into Go value of type common.Hash"
+        );
+        assert_eq!(
+            h(json!(format!("0x{}", "zz".repeat(32)))).unwrap_err(),
+            "json: cannot unmarshal invalid hex string into Go value of type common.Hash"
+        );
+        assert_eq!(
+            h(json!(format!("0x{}", "ab".repeat(32)))).unwrap(),
+            [0xab; 32]
+        );
+        let n = |v: Value| block_number(&v);
+        assert_eq!(n(json!(7)).unwrap(), BlockTag::Number(7));
+        assert_eq!(n(json!("0x7")).unwrap(), BlockTag::Number(7));
+        assert_eq!(n(json!("latest")).unwrap(), BlockTag::Latest);
+        assert_eq!(n(json!("earliest")).unwrap(), BlockTag::Earliest);
+        assert_eq!(
+            n(json!("abcd")).unwrap_err(),
+            "hex string without 0x prefix"
+        );
+        assert_eq!(
+            n(json!("0x07")).unwrap_err(),
+            "hex number with leading zero digits"
+        );
+        assert_eq!(
+            n(json!("0x8000000000000000")).unwrap_err(),
+            "Blocknumber too high"
+        );
+        assert_eq!(n(json!(-1)).unwrap_err(), "hex string without 0x prefix");
+        let b = |v: Value| BlockRef::from_param(&v);
+        assert_eq!(b(json!("latest")), Ok(BlockRef::Tag(BlockTag::Latest)));
+        assert_eq!(
+            b(json!({"blockNumber": "0x2"})),
+            Ok(BlockRef::Tag(BlockTag::Number(2)))
+        );
+        assert_eq!(
+            b(json!(format!("0x{}", "01".repeat(32)))),
+            Ok(BlockRef::Hash([1; 32]))
+        );
+        assert_eq!(b(json!({})), Ok(BlockRef::Neither));
+        assert_eq!(
+            b(json!({"blockNumber": "abcd"})).err().unwrap(),
+            "json: cannot unmarshal object into Go value of type string"
+        );
+        assert_eq!(
+            b(json!(true)).err().unwrap(),
+            "json: cannot unmarshal bool into Go value of type string"
+        );
+    }
+
+    /// Where api/criteria.rs, api/trace.rs and api/contract.rs answered differently, the
+    /// reference's `rpc.BlockNumber`, `rpc.BlockNumberOrHash` and hexutil's `DecodeUint64`.
+    #[test]
+    fn block_parameters_in_the_corners() {
+        // Go decodes `null` into an integer as 0, and into BlockNumberOrHash as naming neither.
+        assert_eq!(block_number(&json!(null)), Ok(BlockTag::Number(0)));
+        assert_eq!(BlockRef::from_param(&json!(null)), Ok(BlockRef::Neither));
+        // A JSON integer is a uint64: no bound on it.
+        assert_eq!(
+            block_number(&json!(u64::MAX)),
+            Ok(BlockTag::Number(u64::MAX))
+        );
+        assert_eq!(
+            BlockRef::from_param(&json!(u64::MAX)),
+            Ok(BlockRef::Tag(BlockTag::Number(u64::MAX)))
+        );
+        assert_eq!(
+            BlockRef::from_param(&json!(-1)).unwrap_err(),
+            "json: cannot unmarshal number into Go value of type string"
+        );
+        assert_eq!(
+            BlockRef::from_param(&json!({"blockNumber": "0x8000000000000000"})).unwrap_err(),
+            "json: cannot unmarshal object into Go value of type string"
+        );
+        assert_eq!(
+            BlockRef::from_param(&json!({"BlockHash": format!("0x{}", "01".repeat(32))})),
+            Ok(BlockRef::Hash([1; 32])),
+            "member names match in any case"
+        );
+        // Digits are read in order: a sign is not a digit, and a bad digit before the
+        // 17th is a syntax error, not an overflow.
+        assert_eq!(
+            block_number(&json!("0x+1")).unwrap_err(),
+            "invalid hex string"
+        );
+        assert_eq!(
+            block_number(&json!("0xfffffffffffffffz0")).unwrap_err(),
+            "invalid hex string"
+        );
+        assert_eq!(
+            block_number(&json!("0X1f")),
+            Ok(BlockTag::Number(31)),
+            "0X is a prefix too"
         );
     }
 

@@ -16,7 +16,7 @@ use crate::chain::call::CallArgs;
 use crate::chain::trace::{BlockTraces, Trace, TraceOptions, DEFAULT_TIMEOUT};
 use crate::crypto::Address;
 use crate::exec::trace::{op_name, CallFrame, LogConfig, Mode, StructLog};
-use crate::rpc::{json_type, FromParam, RawJson, RpcError};
+use crate::rpc::{json_type, RawJson, RpcError};
 
 /// The reference's predefined tracers: the ones a safe `debug_trace*` method may name.
 const PREDEFINED: &[&str] = &[
@@ -214,24 +214,6 @@ pub fn parse_duration(orig: &str) -> std::result::Result<Duration, String> {
     Ok(Duration::from_nanos(nanos as u64))
 }
 
-/// A 32-byte hash as Go's `common.Hash` decodes it, with its texts.
-pub struct GoHash(pub [u8; 32]);
-
-impl FromParam for GoHash {
-    fn from_param(v: &Value) -> std::result::Result<GoHash, String> {
-        let wrap =
-            |m: &str| format!("json: cannot unmarshal {m} into Go value of type common.Hash");
-        let Value::String(s) = v else {
-            return Err(wrap("non-string"));
-        };
-        let hex = fixed_hex(s, 32, "common.Hash").map_err(|e| match e {
-            FixedHexError::Decode(m) => wrap(m),
-            FixedHexError::Length(m) => m,
-        })?;
-        Ok(GoHash(hex.try_into().expect("32 bytes")))
-    }
-}
-
 enum FixedHexError {
     /// A decoding error, which Go wraps in a type error.
     Decode(&'static str),
@@ -262,99 +244,6 @@ fn fixed_hex(s: &str, n: usize, ty: &str) -> std::result::Result<Vec<u8>, FixedH
         )));
     }
     hex::decode(raw).map_err(|_| FixedHexError::Decode("invalid hex string"))
-}
-
-/// A block number as the reference's `rpc.BlockNumber` decodes it: a JSON integer, a tag, a
-/// 0x quantity; `None` for `latest` and `pending`.
-pub struct GoBlockNumber(pub Option<u64>);
-
-impl FromParam for GoBlockNumber {
-    fn from_param(v: &Value) -> std::result::Result<GoBlockNumber, String> {
-        let text = match v {
-            // Go decodes `null` into an integer as 0.
-            Value::Null => return Ok(GoBlockNumber(Some(0))),
-            Value::Number(n) if n.as_u64().is_some() => return Ok(GoBlockNumber(n.as_u64())),
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        match text.as_str() {
-            "earliest" => Ok(GoBlockNumber(Some(0))),
-            "latest" | "pending" => Ok(GoBlockNumber(None)),
-            t => {
-                let n = decode_uint64(t)?;
-                if n > i64::MAX as u64 {
-                    return Err("Blocknumber too high".into());
-                }
-                Ok(GoBlockNumber(Some(n)))
-            }
-        }
-    }
-}
-
-/// A block as the reference's `rpc.BlockNumberOrHash` decodes it.
-pub enum GoBlockRef {
-    /// `None`: the head.
-    Number(Option<u64>),
-    Hash([u8; 32]),
-    /// An object naming neither (which the method refuses, not the decoder).
-    Neither,
-}
-
-impl FromParam for GoBlockRef {
-    fn from_param(v: &Value) -> std::result::Result<GoBlockRef, String> {
-        match v {
-            Value::Object(m) => {
-                let get = |k: &str| {
-                    m.iter()
-                        .find(|(key, _)| key.eq_ignore_ascii_case(k))
-                        .map(|(_, v)| v)
-                        .filter(|v| !v.is_null())
-                };
-                // A member that does not decode fails the object; Go then tries the other
-                // forms and reports the last.
-                let fallback =
-                    || "json: cannot unmarshal object into Go value of type string".to_string();
-                let number = get("blockNumber")
-                    .map(|n| GoBlockNumber::from_param(n).map(|b| b.0))
-                    .transpose()
-                    .map_err(|_| fallback())?;
-                let hash = get("blockHash")
-                    .map(|h| GoHash::from_param(h).map(|h| h.0))
-                    .transpose()
-                    .map_err(|_| fallback())?;
-                match (number, hash) {
-                    (Some(_), Some(_)) => Err(
-                        "cannot specify both BlockHash and BlockNumber, choose one or the other"
-                            .into(),
-                    ),
-                    (Some(n), None) => Ok(GoBlockRef::Number(n)),
-                    (None, Some(h)) => Ok(GoBlockRef::Hash(h)),
-                    (None, None) => Ok(GoBlockRef::Neither),
-                }
-            }
-            Value::Number(n) if n.as_u64().is_some() => Ok(GoBlockRef::Number(n.as_u64())),
-            Value::String(s) => match s.as_str() {
-                "earliest" => Ok(GoBlockRef::Number(Some(0))),
-                "latest" | "pending" => Ok(GoBlockRef::Number(None)),
-                t if t.len() == 66 => match fixed_hex(t, 32, "Hash") {
-                    Ok(h) => Ok(GoBlockRef::Hash(h.try_into().expect("32 bytes"))),
-                    Err(FixedHexError::Decode(m)) => Err(m.into()),
-                    Err(FixedHexError::Length(m)) => Err(m),
-                },
-                t => {
-                    let n = decode_uint64(t)?;
-                    if n > i64::MAX as u64 {
-                        return Err("blocknumber too high".into());
-                    }
-                    Ok(GoBlockRef::Number(Some(n)))
-                }
-            },
-            other => Err(format!(
-                "json: cannot unmarshal {} into Go value of type string",
-                json_type(other)
-            )),
-        }
-    }
 }
 
 /// hexutil's quantity rules for a 64-bit number, with its texts.
@@ -739,68 +628,6 @@ mod tests {
         assert_eq!(
             e(json!({"timeout": "5"})),
             (-32000, r#"time: missing unit in duration "5""#.into())
-        );
-    }
-
-    #[test]
-    fn hashes_and_block_numbers_as_go_decodes_them() {
-        let h = |v: Value| GoHash::from_param(&v).map(|h| h.0);
-        assert_eq!(
-            h(json!("abcd")).unwrap_err(),
-            "json: cannot unmarshal hex string without 0x prefix into Go value of type common.Hash"
-        );
-        assert_eq!(
-            h(json!("0xabcd")).unwrap_err(),
-            "hex string has length 4, want 64 for common.Hash"
-        );
-        assert_eq!(
-            h(json!(5)).unwrap_err(),
-            "json: cannot unmarshal non-string into Go value of type common.Hash"
-        );
-        assert_eq!(
-            h(json!(format!("0x{}", "zz".repeat(32)))).unwrap_err(),
-            "json: cannot unmarshal invalid hex string into Go value of type common.Hash"
-        );
-        assert_eq!(
-            h(json!(format!("0x{}", "ab".repeat(32)))).unwrap(),
-            [0xab; 32]
-        );
-        let n = |v: Value| GoBlockNumber::from_param(&v).map(|b| b.0);
-        assert_eq!(n(json!(7)).unwrap(), Some(7));
-        assert_eq!(n(json!("0x7")).unwrap(), Some(7));
-        assert_eq!(n(json!("latest")).unwrap(), None);
-        assert_eq!(n(json!("earliest")).unwrap(), Some(0));
-        assert_eq!(
-            n(json!("abcd")).unwrap_err(),
-            "hex string without 0x prefix"
-        );
-        assert_eq!(
-            n(json!("0x07")).unwrap_err(),
-            "hex number with leading zero digits"
-        );
-        assert_eq!(
-            n(json!("0x8000000000000000")).unwrap_err(),
-            "Blocknumber too high"
-        );
-        assert_eq!(n(json!(-1)).unwrap_err(), "hex string without 0x prefix");
-        let b = |v: Value| GoBlockRef::from_param(&v);
-        assert!(matches!(b(json!("latest")), Ok(GoBlockRef::Number(None))));
-        assert!(matches!(
-            b(json!({"blockNumber": "0x2"})),
-            Ok(GoBlockRef::Number(Some(2)))
-        ));
-        assert!(matches!(
-            b(json!(format!("0x{}", "01".repeat(32)))),
-            Ok(GoBlockRef::Hash(h)) if h == [1; 32]
-        ));
-        assert!(matches!(b(json!({})), Ok(GoBlockRef::Neither)));
-        assert_eq!(
-            b(json!({"blockNumber": "abcd"})).err().unwrap(),
-            "json: cannot unmarshal object into Go value of type string"
-        );
-        assert_eq!(
-            b(json!(true)).err().unwrap(),
-            "json: cannot unmarshal bool into Go value of type string"
         );
     }
 
