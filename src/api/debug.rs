@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::error::{Error, Result};
-use super::goparams::{BlockRef as BlockParam, BlockTag, HashParam};
+use super::goparams::{call_args, BlockRef as BlockParam, BlockTag, HashParam};
 use super::logs::Missing;
 use super::method::{opt, p, Method, Namespace, ParamKind as K};
 use super::trace as wire;
@@ -211,7 +211,7 @@ impl DebugApi {
     /// `debug_traceCall(callArgs, block, config?)`: the trace of a call on the state of
     /// `block`.
     fn trace_call(&self, _: &Call, p: &Params) -> Result<RawJson> {
-        let args = wire::call_args(&p.required::<Value>(0)?, 0)?;
+        let args = call_args(&p.required::<Value>(0)?, 0)?;
         let block: BlockParam = p.required(1)?;
         let opts = wire::trace_options(p.raw(2), 2)?;
         let chain = self.chain()?;

@@ -12,9 +12,8 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::error::{Error, Result};
-use crate::chain::call::CallArgs;
+use super::goparams::field_error;
 use crate::chain::trace::{BlockTraces, Trace, TraceOptions, DEFAULT_TIMEOUT};
-use crate::crypto::Address;
 use crate::exec::trace::{op_name, CallFrame, LogConfig, Mode, StructLog};
 use crate::rpc::{json_type, RawJson, RpcError};
 
@@ -35,11 +34,6 @@ const PREDEFINED: &[&str] = &[
 
 fn server(text: impl Into<String>) -> Error {
     Error::Rpc(RpcError::server(text))
-}
-
-/// Go's text for a value of the wrong kind in a struct field.
-fn field_error(strukt: &str, field: &str, value: &str, ty: &str) -> String {
-    format!("json: cannot unmarshal {value} into Go struct field {strukt}.{field} of type {ty}")
 }
 
 /// The options of a trace: the optional `config` parameter (`TraceConfig`: keys matched
@@ -214,182 +208,6 @@ pub fn parse_duration(orig: &str) -> std::result::Result<Duration, String> {
     Ok(Duration::from_nanos(nanos as u64))
 }
 
-enum FixedHexError {
-    /// A decoding error, which Go wraps in a type error.
-    Decode(&'static str),
-    /// A length error, which it does not.
-    Length(String),
-}
-
-/// `s` as `n` bytes of 0x-hex (hexutil's fixed-size rules, in its order of checks).
-fn fixed_hex(s: &str, n: usize, ty: &str) -> std::result::Result<Vec<u8>, FixedHexError> {
-    if s.is_empty() {
-        return Err(FixedHexError::Length(format!(
-            "hex string has length 0, want {} for {ty}",
-            2 * n
-        )));
-    }
-    let raw = s
-        .strip_prefix("0x")
-        .or_else(|| s.strip_prefix("0X"))
-        .ok_or(FixedHexError::Decode("hex string without 0x prefix"))?;
-    if raw.len() % 2 != 0 {
-        return Err(FixedHexError::Decode("hex string of odd length"));
-    }
-    if raw.len() != 2 * n {
-        return Err(FixedHexError::Length(format!(
-            "hex string has length {}, want {} for {ty}",
-            raw.len(),
-            2 * n
-        )));
-    }
-    hex::decode(raw).map_err(|_| FixedHexError::Decode("invalid hex string"))
-}
-
-/// hexutil's quantity rules for a 64-bit number, with its texts.
-fn decode_uint64(s: &str) -> std::result::Result<u64, String> {
-    let raw = quantity_digits(s, 16, "hex number > 64 bits")?;
-    u64::from_str_radix(raw, 16).map_err(|_| "invalid hex string".into())
-}
-
-/// The digits of a 0x quantity of at most `max` digits (hexutil's `checkNumberText`).
-fn quantity_digits<'a>(
-    s: &'a str,
-    max: usize,
-    too_big: &str,
-) -> std::result::Result<&'a str, String> {
-    if s.is_empty() {
-        return Err("empty hex string".into());
-    }
-    let raw = s
-        .strip_prefix("0x")
-        .or_else(|| s.strip_prefix("0X"))
-        .ok_or("hex string without 0x prefix")?;
-    if raw.is_empty() {
-        return Err("hex string \"0x\"".into());
-    }
-    if raw.len() > 1 && raw.starts_with('0') {
-        return Err("hex number with leading zero digits".into());
-    }
-    if raw.len() > max {
-        return Err(too_big.into());
-    }
-    if !raw.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err("invalid hex string".into());
-    }
-    Ok(raw)
-}
-
-/// `debug_traceCall`'s first parameter as the reference's `CallArgs` decodes it (keys matched
-/// without regard to case; `input` wins over `data`; `accessList` and `chainId` accepted).
-pub fn call_args(v: &Value, i: usize) -> Result<CallArgs> {
-    let invalid = |m: String| {
-        Error::Rpc(RpcError::invalid_params(format!(
-            "invalid argument {i}: {m}"
-        )))
-    };
-    let Value::Object(map) = v else {
-        return Err(invalid(format!(
-            "json: cannot unmarshal {} into Go value of type api.CallArgs",
-            json_type(v)
-        )));
-    };
-    let mut args = CallArgs::default();
-    let (mut data, mut input) = (None, None);
-    let (mut gas_price, mut max_fee, mut max_priority) = (None, None, None);
-    for (key, value) in map {
-        if value.is_null() {
-            continue;
-        }
-        let lower = key.to_ascii_lowercase();
-        let name = match lower.as_str() {
-            "from" => "from",
-            "to" => "to",
-            "gas" => "gas",
-            "gasprice" => "gasPrice",
-            "maxfeepergas" => "maxFeePerGas",
-            "maxpriorityfeepergas" => "maxPriorityFeePerGas",
-            "value" => "value",
-            "data" => "data",
-            "input" => "input",
-            "chainid" => "chainId",
-            _ => continue,
-        };
-        let wrap = |m: &str, ty: &str| invalid(field_error("CallArgs", name, m, ty));
-        let s = |ty: &str| value.as_str().ok_or_else(|| wrap("non-string", ty));
-        match name {
-            "from" | "to" => {
-                let ty = "common.Address";
-                let bytes = fixed_hex(s(ty)?, 20, ty).map_err(|e| match e {
-                    FixedHexError::Decode(m) => wrap(m, ty),
-                    FixedHexError::Length(m) => invalid(m),
-                })?;
-                let a = Address(bytes.try_into().expect("20 bytes"));
-                if name == "from" {
-                    args.from = Some(a);
-                } else {
-                    args.to = Some(a);
-                }
-            }
-            "gas" => {
-                let ty = "hexutil.Uint64";
-                args.gas = Some(decode_uint64(s(ty)?).map_err(|m| wrap(&m, ty))?);
-            }
-            "data" | "input" => {
-                let ty = "hexutil.Bytes";
-                let text = s(ty)?;
-                let bytes = if text.is_empty() {
-                    Vec::new()
-                } else {
-                    let raw = text
-                        .strip_prefix("0x")
-                        .or_else(|| text.strip_prefix("0X"))
-                        .ok_or_else(|| wrap("hex string without 0x prefix", ty))?;
-                    if raw.len() % 2 != 0 {
-                        return Err(wrap("hex string of odd length", ty));
-                    }
-                    hex::decode(raw).map_err(|_| wrap("invalid hex string", ty))?
-                };
-                if name == "data" {
-                    data = Some(bytes);
-                } else {
-                    input = Some(bytes);
-                }
-            }
-            _ => {
-                let ty = "*hexutil.Big";
-                let raw = quantity_digits(s(ty)?, 64, "hex number > 256 bits")
-                    .map_err(|m| wrap(&m, ty))?;
-                let mut word = [0u8; 32];
-                let padded = format!("{raw:0>64}");
-                hex::decode_to_slice(&padded, &mut word)
-                    .map_err(|_| wrap("invalid hex string", ty))?;
-                match name {
-                    "gasPrice" => gas_price = Some(word),
-                    "maxFeePerGas" => max_fee = Some(word),
-                    "maxPriorityFeePerGas" => max_priority = Some(word),
-                    "value" => args.value = Some(word),
-                    _ => {}
-                }
-            }
-        }
-    }
-    if gas_price.is_some() && (max_fee.is_some() || max_priority.is_some()) {
-        return Err(server(
-            "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified",
-        ));
-    }
-    if let (Some(fee), Some(priority)) = (max_fee, max_priority) {
-        if fee < priority {
-            return Err(server("MaxPriorityFeePerGas is greater than MaxFeePerGas"));
-        }
-    }
-    // Without a base fee (before the reference's Magma fork): gasPrice, else maxFeePerGas.
-    args.gas_price = gas_price.or(max_fee);
-    args.input = input.or(data).unwrap_or_default();
-    Ok(args)
-}
-
 /// A trace as the reference's JSON.
 pub fn trace_json(t: &Trace) -> RawJson {
     RawJson(serde_json::to_string(&TraceJson(t)).expect("traces serialize"))
@@ -534,6 +352,7 @@ impl Serialize for FrameJson<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::Address;
     use serde_json::json;
 
     #[test]
@@ -628,62 +447,6 @@ mod tests {
         assert_eq!(
             e(json!({"timeout": "5"})),
             (-32000, r#"time: missing unit in duration "5""#.into())
-        );
-    }
-
-    #[test]
-    fn call_args_as_go_decodes_them() {
-        let a = call_args(
-            &json!({"from": "0x0000000000000000000000000000000000000001", "TO": "0x0000000000000000000000000000000000000002",
-                    "gas": "0x5208", "gasPrice": "0x5d21dba00", "value": "0x1",
-                    "data": "0x01", "input": "0x02"}),
-            0,
-        )
-        .unwrap();
-        assert_eq!(a.from.unwrap().0[19], 1);
-        assert_eq!(a.to.unwrap().0[19], 2);
-        assert_eq!(a.gas, Some(21_000));
-        assert_eq!(a.gas_price.unwrap()[27..], [0x05, 0xd2, 0x1d, 0xba, 0x00]);
-        assert_eq!(a.value.unwrap()[31], 1);
-        assert_eq!(a.input, vec![2], "input wins over data");
-        let e = |v: Value| match call_args(&v, 0).unwrap_err() {
-            Error::Rpc(r) => (r.code, r.message),
-            other => panic!("{other}"),
-        };
-        assert_eq!(
-            e(json!({"from": 5})).1,
-            "invalid argument 0: json: cannot unmarshal non-string into Go struct field CallArgs.from of type common.Address"
-        );
-        assert_eq!(
-            e(json!({"to": "abcd"})).1,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.to of type common.Address"
-        );
-        assert_eq!(
-            e(json!({"to": "0xabcd"})).1,
-            "invalid argument 0: hex string has length 4, want 40 for common.Address"
-        );
-        assert_eq!(
-            e(json!({"gas": "txGas"})).1,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.gas of type hexutil.Uint64"
-        );
-        assert_eq!(
-            e(json!({"value": "txValue"})).1,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.value of type *hexutil.Big"
-        );
-        assert_eq!(
-            e(json!({"data": "abcd"})).1,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.data of type hexutil.Bytes"
-        );
-        assert_eq!(
-            e(json!({"gasPrice": "0x1", "maxFeePerGas": "0x1"})),
-            (
-                -32000,
-                "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified".into()
-            )
-        );
-        assert_eq!(
-            e(json!(1)).1,
-            "invalid argument 0: json: cannot unmarshal number into Go value of type api.CallArgs"
         );
     }
 
