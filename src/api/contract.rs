@@ -10,7 +10,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::error::{Error, Result};
-use super::goparams::call_args;
+use super::goparams::{call_args, BlockRef};
+use super::logs::Missing;
 use super::method::{p, Method, Namespace, ParamKind as K};
 use super::HexOut;
 use crate::chain::call::{CallArgs, CallFailure};
@@ -90,100 +91,35 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::Rpc(RpcError::invalid_params(msg.into()))
 }
 
-/// A block parameter at position `i` (required): a number (JSON integer or 0x quantity),
-/// `latest`, `earliest`, `pending`, a 32-byte block hash, or `{"blockNumber": ..}` /
-/// `{"blockHash": ..}`. Resolved to the canonical block with its state; the reference's
-/// texts when it is missing.
+/// A block parameter at position `i` (required, decoded as [`BlockRef`]) resolved to the
+/// canonical block with its state; the reference's texts when it is missing (`the header
+/// does not exist (block number: <n>)`, `header for hash not found`, or for `{}` and `null`
+/// `invalid arguments; neither block nor hash specified`).
 pub fn block_param(chain: &Chain, params: &Params, i: usize) -> Result<([u8; 32], Header)> {
-    let v = params
-        .raw(i)
-        .filter(|v| !v.is_null())
-        .ok_or_else(|| invalid(format!("missing value for required argument {i}")))?;
-    let resolved = match v {
-        Value::Object(o) => match (o.get("blockNumber"), o.get("blockHash")) {
-            (Some(_), Some(_)) => {
-                return Err(invalid(format!(
-                    "invalid argument {i}: cannot specify both BlockHash and BlockNumber, choose one or the other"
-                )))
-            }
-            (Some(n), None) => number_of(chain, n, i)?,
-            (None, Some(h)) => hash_of(chain, h, i)?,
-            (None, None) => {
-                return Err(invalid(format!(
-                    "invalid argument {i}: either BlockHash or BlockNumber is required"
-                )))
-            }
-        },
-        Value::String(s) if s.len() == 66 => hash_of(chain, v, i)?,
-        _ => number_of(chain, v, i)?,
-    };
-    let number = resolved.1.number;
-    chain.state_header(Some(number))?.ok_or_else(|| {
-        chain_error(format!(
-            "the header does not exist (block number: {number})"
-        ))
-    })
-}
-
-fn chain_error(text: String) -> Error {
-    Error::Rpc(RpcError::server(text))
-}
-
-fn number_of(chain: &Chain, v: &Value, i: usize) -> Result<([u8; 32], Header)> {
-    let number = match v {
-        Value::Number(n) => n
-            .as_u64()
-            .ok_or_else(|| invalid(format!("invalid argument {i}: blocknumber too high")))?,
-        Value::String(s) => match s.as_str() {
-            "latest" | "pending" => chain.head_number(),
-            "earliest" => 0,
-            t => {
-                let hex = t.strip_prefix("0x").ok_or_else(|| {
-                    invalid(format!(
-                        "invalid argument {i}: hex string without 0x prefix"
-                    ))
-                })?;
-                let n = u64::from_str_radix(hex, 16)
-                    .map_err(|_| invalid(format!("invalid argument {i}: invalid hex string")))?;
-                if n > i64::MAX as u64 {
-                    return Err(invalid(format!(
-                        "invalid argument {i}: blocknumber too high"
-                    )));
-                }
-                n
-            }
-        },
-        _ => {
-            return Err(invalid(format!(
-                "invalid argument {i}: a block is a number, a tag or a block hash"
-            )))
+    let (_, header) = match params.required::<BlockRef>(i)? {
+        BlockRef::Tag(t) => {
+            let number = t.resolve(chain.head_number());
+            chain
+                .header_at(number)?
+                .ok_or_else(|| missing_number(number))?
         }
+        BlockRef::Hash(h) => {
+            let b = chain
+                .block_by_hash(&h)?
+                .ok_or_else(|| Error::Rpc(RpcError::server("header for hash not found")))?;
+            (b.hash, b.header)
+        }
+        BlockRef::Neither => return Err(Missing::Neither.into()),
     };
-    chain.header_at(number)?.ok_or_else(|| {
-        chain_error(format!(
-            "the header does not exist (block number: {number})"
-        ))
-    })
+    chain
+        .state_header(Some(header.number))?
+        .ok_or_else(|| missing_number(header.number))
 }
 
-fn hash_of(chain: &Chain, v: &Value, i: usize) -> Result<([u8; 32], Header)> {
-    let s = v
-        .as_str()
-        .ok_or_else(|| invalid(format!("invalid argument {i}: a block hash is a string")))?;
-    let bytes = s
-        .strip_prefix("0x")
-        .and_then(|h| hex::decode(h).ok())
-        .filter(|b| b.len() == 32)
-        .ok_or_else(|| {
-            invalid(format!(
-                "invalid argument {i}: hex string without 0x prefix"
-            ))
-        })?;
-    let hash: [u8; 32] = bytes.try_into().expect("32 bytes");
-    let b = chain
-        .block_by_hash(&hash)?
-        .ok_or_else(|| chain_error("header for hash not found".into()))?;
-    Ok((b.hash, b.header))
+fn missing_number(number: u64) -> Error {
+    Error::Rpc(RpcError::server(format!(
+        "the header does not exist (block number: {number})"
+    )))
 }
 
 /// A failed call or estimate as the reference answers it.
