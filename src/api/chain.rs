@@ -283,17 +283,7 @@ impl ChainApi {
 
     /// `chain_getTransactionReceipt(hash)`: the receipt object of reference 11.1.
     fn get_transaction_receipt(&self, _: &Call, p: &Params) -> Result<Option<ReceiptJson>> {
-        Ok(self.record(p)?.and_then(|r| {
-            let sealed = r.receipt?;
-            Some(
-                TransactionJson::new(&r.tx, r.sender, r.location).into_receipt(
-                    &sealed.receipt,
-                    r.location,
-                    sealed.first_log,
-                    sealed.contract,
-                ),
-            )
-        }))
+        Ok(self.record(p)?.and_then(receipt_json))
     }
 
     /// `chain_sendRawTransaction(tx)`: decodes the raw bytes, checks the transaction fully
@@ -358,6 +348,19 @@ impl ChainApi {
             None => Err(AccountError::Locked.into()),
         }
     }
+}
+
+/// The receipt object (reference 11.1) of a sealed transaction; `None` while it is pending.
+pub(super) fn receipt_json(r: crate::chain::TxRecord) -> Option<ReceiptJson> {
+    let sealed = r.receipt?;
+    Some(
+        TransactionJson::new(&r.tx, r.sender, r.location).into_receipt(
+            &sealed.receipt,
+            r.location,
+            sealed.first_log,
+            sealed.contract,
+        ),
+    )
 }
 
 /// A block parameter: `latest`, `pending` (absent: latest) give `None`, `earliest` block 0,

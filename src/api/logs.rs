@@ -19,7 +19,7 @@ use crate::chain::logs::{Bounds, FoundLog, LogsError, MAX_RESULTS};
 use crate::chain::Chain;
 use crate::method;
 use crate::rpc::{Call, Params};
-use crate::types::json::{HeaderJson, LogJson, ReceiptJson, TransactionJson};
+use crate::types::json::{HeaderJson, LogJson, ReceiptJson};
 
 /// A block or header the chain does not have (the reference's texts: these are errors, not
 /// `null`, DECISIONS.md).
@@ -252,17 +252,7 @@ impl LogsApi {
             .ok_or(Missing::BlockHash(hash))?;
         Ok(records
             .into_iter()
-            .filter_map(|r| {
-                let sealed = r.receipt?;
-                Some(
-                    TransactionJson::new(&r.tx, r.sender, r.location).into_receipt(
-                        &sealed.receipt,
-                        r.location,
-                        sealed.first_log,
-                        sealed.contract,
-                    ),
-                )
-            })
+            .filter_map(super::chain::receipt_json)
             .collect())
     }
 
