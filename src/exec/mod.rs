@@ -17,6 +17,8 @@
 
 pub mod cost;
 pub mod db;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod gas;
 pub mod trace;
 
@@ -585,44 +587,12 @@ pub fn revert_reason(data: &[u8]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::fixtures::{creation_code, env, legacy, rich_world, PRICE};
     use super::*;
     use crate::crypto::SecretKey;
     use crate::state::State;
-    use crate::trie::{MemoryStore, EMPTY_ROOT};
+    use crate::trie::MemoryStore;
     use crate::types::account_key::AccountKey;
-    use crate::types::transaction::Legacy;
-
-    fn creation_code(name: &str) -> Vec<u8> {
-        let path = format!(
-            "{}/tests/contracts/out/{name}.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        hex::decode(v["bytecode"].as_str().unwrap().trim_start_matches("0x")).unwrap()
-    }
-
-    const PRICE: u64 = 25_000_000_000;
-
-    fn legacy(
-        key: &SecretKey,
-        nonce: u64,
-        to: Option<Address>,
-        input: Vec<u8>,
-        gas: u64,
-    ) -> Transaction {
-        let mut tx = Transaction::Legacy(Legacy {
-            nonce,
-            gas_price: state::from_u64(PRICE),
-            gas,
-            to,
-            value: [0; 32],
-            input,
-            signature: None,
-        });
-        tx.sign(key, 1000);
-        tx
-    }
 
     struct World {
         store: MemoryStore,
@@ -633,21 +603,7 @@ mod tests {
     impl World {
         /// One funded account.
         fn new(rich: Address) -> World {
-            let mut store = MemoryStore::default();
-            let mut s = State::at(&store, EMPTY_ROOT);
-            let mut balance = [0u8; 32];
-            balance[20] = 1;
-            s.set(
-                &rich,
-                &Account {
-                    balance,
-                    ..Account::default()
-                },
-            )
-            .unwrap();
-            let (root, nodes) = s.commit();
-            drop(s);
-            store.apply(nodes);
+            let (store, root) = rich_world(rich);
             World {
                 store,
                 root,
@@ -658,15 +614,8 @@ mod tests {
         /// Runs `txs` as the next block and stores its state.
         fn block(&mut self, txs: &[(Transaction, Address)]) -> Vec<Outcome> {
             self.number += 1;
-            let env = Env {
-                number: self.number,
-                timestamp: 1_700_000_000 + self.number,
-                rewardbase: Address([0xee; 20]),
-                parent_hash: [self.number as u8; 32],
-                chain_id: 1000,
-            };
             let source = StateSource::new(&self.store, self.root, |_| None);
-            let mut exec = BlockExec::new(env, source);
+            let mut exec = BlockExec::new(env(self.number), source);
             let mut out = Vec::new();
             for (tx, sender) in txs {
                 out.push(exec.run(tx, *sender, tx.intrinsic_gas(), 0).unwrap());

@@ -837,43 +837,12 @@ pub fn computation_cost(op: u8) -> u64 {
 mod tests {
     use super::*;
     use crate::crypto::{keccak256, SecretKey};
-    use crate::exec::{call, create_address, BlockExec, Env, Message, Outcome, StateSource};
-    use crate::state::{self, Account, State};
-    use crate::trie::{MemoryStore, EMPTY_ROOT};
-    use crate::types::transaction::{payload_gas, Legacy, Transaction};
+    use crate::exec::fixtures::{creation_code, env, rich_world as world};
+    use crate::exec::{call, create_address, BlockExec, Message, Outcome, StateSource};
+    use crate::state::{self, State};
+    use crate::trie::MemoryStore;
+    use crate::types::transaction::{payload_gas, Transaction};
     use std::time::Duration;
-
-    const PRICE: u64 = 25_000_000_000;
-
-    fn env(number: u64) -> Env {
-        Env {
-            number,
-            timestamp: 1_700_000_000 + number,
-            rewardbase: Address([0xee; 20]),
-            parent_hash: [number as u8; 32],
-            chain_id: 1000,
-        }
-    }
-
-    /// A state with one rich account.
-    fn world(rich: Address) -> (MemoryStore, [u8; 32]) {
-        let mut store = MemoryStore::default();
-        let mut s = State::at(&store, EMPTY_ROOT);
-        let mut balance = [0u8; 32];
-        balance[20] = 1;
-        s.set(
-            &rich,
-            &Account {
-                balance,
-                ..Account::default()
-            },
-        )
-        .unwrap();
-        let (root, nodes) = s.commit();
-        drop(s);
-        store.apply(nodes);
-        (store, root)
-    }
 
     fn later() -> Instant {
         Instant::now() + Duration::from_secs(60)
@@ -1051,28 +1020,9 @@ mod tests {
         assert_eq!(left.steps, 0);
     }
 
-    fn creation_code(name: &str) -> Vec<u8> {
-        let path = format!(
-            "{}/tests/contracts/out/{name}.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        hex::decode(v["bytecode"].as_str().unwrap().trim_start_matches("0x")).unwrap()
-    }
-
+    /// A legacy transaction with gas enough for the test contracts.
     fn legacy(key: &SecretKey, nonce: u64, to: Option<Address>, input: Vec<u8>) -> Transaction {
-        let mut tx = Transaction::Legacy(Legacy {
-            nonce,
-            gas_price: state::from_u64(PRICE),
-            gas: 3_000_000,
-            to,
-            value: [0; 32],
-            input,
-            signature: None,
-        });
-        tx.sign(key, 1000);
-        tx
+        crate::exec::fixtures::legacy(key, nonce, to, input, 3_000_000)
     }
 
     fn root_after(store: &MemoryStore, root: [u8; 32], changes: &state::Changes) -> [u8; 32] {
