@@ -11,8 +11,8 @@ use chain_node::crypto::Address;
 use chain_node::types::transaction::{SmartContractDeploy, SmartContractExecution, Transaction};
 use common::contracts::{addr_word, compiled, create_address, raw_legacy, uint_word};
 use common::{
-    chaind_init, funded_genesis, genesis_sender, http_args, http_call, ok, u256, wait_until, Node,
-    PRICE,
+    chaind_init, funded_genesis, genesis_sender, http_args, http_call, ok, u256, validator_datadir,
+    wait_until, Node, PRICE,
 };
 use serde_json::{json, Value};
 
@@ -68,12 +68,8 @@ fn summary(n: &Node, hashes: &[Value]) -> (Vec<Value>, Vec<Value>) {
 #[test]
 fn a_contract_chain_exports_imports_and_syncs_identically() {
     let dir = tempfile::tempdir().unwrap();
-    let vdir = tempfile::TempDir::new_in(dir.path()).unwrap();
-    let ks = chain_node::keystore::Keystore::open(vdir.path().join("keystore"))
-        .unwrap()
-        .with_scrypt(chain_node::keystore::keyfile::ScryptParams::LIGHT);
-    let v_address = ks.new_account("").unwrap().address;
-    let (genesis_file, _) = funded_genesis(dir.path(), v_address, CHAIN_ID);
+    let (vdir, v_key) = validator_datadir(dir.path());
+    let (genesis_file, _) = funded_genesis(dir.path(), v_key.address(), CHAIN_ID);
     chaind_init(vdir.path(), &genesis_file);
     let v = start(vdir, &["--dev"]);
 

@@ -19,7 +19,8 @@ use chain_node::p2p::url::parse_kni;
 use chain_node::p2p::wire::{decode, encode, Message, Status};
 use chain_node::types::block::Block;
 use common::{
-    chaind_init, funded_genesis, genesis_sender, http_args, http_call, ok, wait_until, Node,
+    chaind_init, funded_genesis, genesis_sender, http_args, http_call, ok, validator_datadir,
+    wait_until, Node,
 };
 use serde_json::{json, Value};
 
@@ -72,13 +73,8 @@ fn build(dir: &Path, genesis: &Genesis, validator: &SecretKey, blocks: u64) -> C
 fn followers_sync_and_a_transfer_sent_to_one_is_sealed_by_the_validator() {
     let dir = tempfile::tempdir().unwrap();
     // The validator's key lives in its keystore (empty passphrase), where `--dev` finds it.
-    let vdir = tempfile::TempDir::new_in(dir.path()).unwrap();
-    let ks = chain_node::keystore::Keystore::open(vdir.path().join("keystore"))
-        .unwrap()
-        .with_scrypt(chain_node::keystore::keyfile::ScryptParams::LIGHT);
-    let v_address = ks.new_account("").unwrap().address;
-    let v_key = ks.load_key(v_address, "").unwrap();
-    let (genesis_file, genesis) = funded_genesis(dir.path(), v_address, CHAIN_ID);
+    let (vdir, v_key) = validator_datadir(dir.path());
+    let (genesis_file, genesis) = funded_genesis(dir.path(), v_key.address(), CHAIN_ID);
     // 500 blocks for the validator to hold before the followers come.
     let built = build(&dir.path().join("built"), &genesis, &v_key, 500);
     let file = dir.path().join("500.rlp");

@@ -687,6 +687,18 @@ pub fn funded_genesis(
     )
 }
 
+/// A data directory under `parent` whose keystore holds one new account, passphrase empty:
+/// the key `chaind --dev` seals with. The directory and that key.
+pub fn validator_datadir(parent: &Path) -> (tempfile::TempDir, chain_node::crypto::SecretKey) {
+    let dd = tempfile::TempDir::new_in(parent).unwrap();
+    let ks = chain_node::keystore::Keystore::open(dd.path().join("keystore"))
+        .unwrap()
+        .with_scrypt(chain_node::keystore::keyfile::ScryptParams::LIGHT);
+    let address = ks.new_account("").unwrap().address;
+    let key = ks.load_key(address, "").unwrap();
+    (dd, key)
+}
+
 /// `chaind init GENESIS` in `datadir`, which must succeed.
 pub fn chaind_init(datadir: &Path, genesis: &Path) {
     let out = chaind_run(datadir, &["init", genesis.to_str().unwrap()]);
