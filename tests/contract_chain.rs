@@ -7,36 +7,16 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-use chain_node::crypto::{Address, SecretKey};
+use chain_node::crypto::Address;
 use chain_node::types::transaction::{SmartContractDeploy, SmartContractExecution, Transaction};
 use common::contracts::{addr_word, compiled, create_address, raw_legacy, uint_word};
-use common::{http_args, http_call, ok, u256, Node, PRICE};
+use common::{
+    chaind_init, funded_genesis, genesis_sender, http_args, http_call, ok, u256, validator_datadir,
+    wait_until, Node, PRICE,
+};
 use serde_json::{json, Value};
 
 const CHAIN_ID: u64 = 1000;
-
-fn sender() -> SecretKey {
-    SecretKey::from_slice(&[0x42; 32]).unwrap()
-}
-
-fn genesis(dir: &Path, validator: Address) -> PathBuf {
-    let text = format!(
-        r#"{{"config": {{"chainId": {CHAIN_ID}}}, "validator": "0x{}", "alloc": {{"0x{}": {{"balance": "1000000000000000000000000"}}}}}}"#,
-        hex::encode(validator.0),
-        hex::encode(sender().address().0)
-    );
-    let path = dir.join("genesis.json");
-    std::fs::write(&path, &text).unwrap();
-    path
-}
-
-fn init_in(dd: &Path, genesis: &Path) {
-    let out = common::chaind_run(dd, &["init", genesis.to_str().unwrap()]);
-    assert!(out.status.success(), "chaind init: {out:?}");
-}
 
 fn start(dd: tempfile::TempDir, extra: &[&str]) -> Node {
     let mut args: Vec<&str> = http_args("admin,net,chain,txpool,debug").to_vec();
@@ -50,18 +30,6 @@ fn call(n: &Node, method: &str, params: Value) -> Value {
 
 fn hex0x(b: &[u8]) -> String {
     format!("0x{}", hex::encode(b))
-}
-
-fn wait_until(what: &str, n: &Node, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !f() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what}; log:\n{}",
-            n.log_text()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Sends the raw transactions one by one on `v`, each sealed before the next; their hashes.
@@ -100,16 +68,12 @@ fn summary(n: &Node, hashes: &[Value]) -> (Vec<Value>, Vec<Value>) {
 #[test]
 fn a_contract_chain_exports_imports_and_syncs_identically() {
     let dir = tempfile::tempdir().unwrap();
-    let vdir = tempfile::TempDir::new_in(dir.path()).unwrap();
-    let ks = chain_node::keystore::Keystore::open(vdir.path().join("keystore"))
-        .unwrap()
-        .with_scrypt(chain_node::keystore::keyfile::ScryptParams::LIGHT);
-    let v_address = ks.new_account("").unwrap().address;
-    let genesis_file = genesis(dir.path(), v_address);
-    init_in(vdir.path(), &genesis_file);
+    let (vdir, v_key) = validator_datadir(dir.path());
+    let (genesis_file, _) = funded_genesis(dir.path(), v_key.address(), CHAIN_ID);
+    chaind_init(vdir.path(), &genesis_file);
     let v = start(vdir, &["--dev"]);
 
-    let k = sender();
+    let k = genesis_sender();
     let me = k.address();
     let token = compiled("Token");
     let factory = compiled("Factory");
@@ -311,7 +275,7 @@ fn a_contract_chain_exports_imports_and_syncs_identically() {
     let file = dir.path().join("contracts.rlp");
     assert_eq!(call(&v, "admin_exportChain", json!([file])), json!(true));
     let idir = tempfile::TempDir::new_in(dir.path()).unwrap();
-    init_in(idir.path(), &genesis_file);
+    chaind_init(idir.path(), &genesis_file);
     let out = common::chaind_run(idir.path(), &["import", file.to_str().unwrap()]);
     assert!(out.status.success(), "chaind import: {out:?}");
     let imported = start(idir, &[]);
@@ -320,7 +284,7 @@ fn a_contract_chain_exports_imports_and_syncs_identically() {
 
     // A follower syncs the same chain over the network.
     let fdir = tempfile::TempDir::new_in(dir.path()).unwrap();
-    init_in(fdir.path(), &genesis_file);
+    chaind_init(fdir.path(), &genesis_file);
     let follower = start(fdir, &[]);
     assert_eq!(
         call(&follower, "admin_addPeer", json!([v.kni.clone().unwrap()])),

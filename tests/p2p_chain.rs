@@ -7,8 +7,8 @@
 mod common;
 
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use chain_node::chain::genesis::Genesis;
 use chain_node::chain::{seal_header, Chain};
@@ -18,32 +18,13 @@ use chain_node::p2p::transport::{handshake, Role};
 use chain_node::p2p::url::parse_kni;
 use chain_node::p2p::wire::{decode, encode, Message, Status};
 use chain_node::types::block::Block;
-use common::{http_args, http_call, ok, Node};
+use common::{
+    chaind_init, funded_genesis, genesis_sender, http_args, http_call, ok, validator_datadir,
+    wait_until, Node,
+};
 use serde_json::{json, Value};
 
 const CHAIN_ID: u64 = 1000;
-
-/// The sender funded by the genesis.
-fn sender() -> SecretKey {
-    SecretKey::from_slice(&[0x42; 32]).unwrap()
-}
-
-/// A genesis naming `validator`, funding the sender; its file and its parsed form.
-fn genesis(dir: &Path, validator: Address) -> (PathBuf, Genesis) {
-    let text = format!(
-        r#"{{"config": {{"chainId": {CHAIN_ID}}}, "validator": "0x{}", "alloc": {{"0x{}": {{"balance": "1000000000000000000000000"}}}}}}"#,
-        hex::encode(validator.0),
-        hex::encode(sender().address().0)
-    );
-    let path = dir.join("genesis.json");
-    std::fs::write(&path, &text).unwrap();
-    (path, Genesis::parse(text.as_bytes()).unwrap())
-}
-
-fn init_in(dd: &Path, genesis: &Path) {
-    let out = common::chaind_run(dd, &["init", genesis.to_str().unwrap()]);
-    assert!(out.status.success(), "chaind init: {out:?}");
-}
 
 fn start(dd: tempfile::TempDir, extra: &[&str]) -> Node {
     let mut args: Vec<&str> = http_args("admin,net,chain,txpool").to_vec();
@@ -76,24 +57,12 @@ fn peers_of(n: &Node) -> Vec<Value> {
         .clone()
 }
 
-fn wait_until(what: &str, n: &Node, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !f() {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what}; log:\n{}",
-            n.log_text()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// `blocks` blocks of one transfer each, sealed in process by `validator` on `genesis`.
 fn build(dir: &Path, genesis: &Genesis, validator: &SecretKey, blocks: u64) -> Chain {
     let chain = Chain::open(dir, genesis).unwrap();
     for nonce in 0..blocks {
         let to = Address([(nonce % 200) as u8 + 1; 20]);
-        let tx = common::transfer_tx(&sender(), nonce, to, 1, common::PRICE, CHAIN_ID);
+        let tx = common::transfer_tx(&genesis_sender(), nonce, to, 1, common::PRICE, CHAIN_ID);
         chain.submit(tx).unwrap();
         chain.seal(validator).unwrap().unwrap();
     }
@@ -104,20 +73,15 @@ fn build(dir: &Path, genesis: &Genesis, validator: &SecretKey, blocks: u64) -> C
 fn followers_sync_and_a_transfer_sent_to_one_is_sealed_by_the_validator() {
     let dir = tempfile::tempdir().unwrap();
     // The validator's key lives in its keystore (empty passphrase), where `--dev` finds it.
-    let vdir = tempfile::TempDir::new_in(dir.path()).unwrap();
-    let ks = chain_node::keystore::Keystore::open(vdir.path().join("keystore"))
-        .unwrap()
-        .with_scrypt(chain_node::keystore::keyfile::ScryptParams::LIGHT);
-    let v_address = ks.new_account("").unwrap().address;
-    let v_key = ks.load_key(v_address, "").unwrap();
-    let (genesis_file, genesis) = genesis(dir.path(), v_address);
+    let (vdir, v_key) = validator_datadir(dir.path());
+    let (genesis_file, genesis) = funded_genesis(dir.path(), v_key.address(), CHAIN_ID);
     // 500 blocks for the validator to hold before the followers come.
     let built = build(&dir.path().join("built"), &genesis, &v_key, 500);
     let file = dir.path().join("500.rlp");
     let stop = std::sync::atomic::AtomicBool::new(false);
     chain_node::chain::export::export(&built, &file, None, None, &stop, &mut |_, _| {}).unwrap();
     drop(built);
-    init_in(vdir.path(), &genesis_file);
+    chaind_init(vdir.path(), &genesis_file);
     let out = common::chaind_run(vdir.path(), &["import", file.to_str().unwrap()]);
     assert!(out.status.success(), "chaind import: {out:?}");
 
@@ -126,7 +90,7 @@ fn followers_sync_and_a_transfer_sent_to_one_is_sealed_by_the_validator() {
     let followers: Vec<Node> = (0..2)
         .map(|_| {
             let dd = tempfile::TempDir::new_in(dir.path()).unwrap();
-            init_in(dd.path(), &genesis_file);
+            chaind_init(dd.path(), &genesis_file);
             start(dd, &[])
         })
         .collect();
@@ -167,7 +131,7 @@ fn followers_sync_and_a_transfer_sent_to_one_is_sealed_by_the_validator() {
     // A transfer sent to follower 0 travels to the validator, is sealed there, and the block
     // reaches both followers.
     let raw = common::raw_transfer(
-        &sender(),
+        &genesis_sender(),
         500,
         Address([0xee; 20]),
         12345,
@@ -270,7 +234,7 @@ fn serve_blocks(n: &Node, blocks: &[Block]) -> Option<String> {
 fn a_peer_serving_a_bad_block_is_dropped_and_the_block_refused() {
     let dir = tempfile::tempdir().unwrap();
     let v_key = SecretKey::from_slice(&[0x41; 32]).unwrap();
-    let (genesis_file, genesis) = genesis(dir.path(), v_key.address());
+    let (genesis_file, genesis) = funded_genesis(dir.path(), v_key.address(), CHAIN_ID);
     let built = build(&dir.path().join("built"), &genesis, &v_key, 1);
     let good = {
         let r = built.block_by_number(Some(1)).unwrap().unwrap();
@@ -280,7 +244,7 @@ fn a_peer_serving_a_bad_block_is_dropped_and_the_block_refused() {
         }
     };
     let dd = tempfile::TempDir::new_in(dir.path()).unwrap();
-    init_in(dd.path(), &genesis_file);
+    chaind_init(dd.path(), &genesis_file);
     let f = start(dd, &[]);
 
     // Sealed by someone else.

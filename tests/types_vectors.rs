@@ -285,6 +285,46 @@ fn the_real_block_decodes_reencodes_and_hashes() {
     }
 }
 
+/// Reference 10.8: the header JSON of the real block, as the reference printed it (long
+/// fields shortened there; their starts and the others compared whole), keys alphabetical.
+#[test]
+fn the_real_block_header_as_json() {
+    use chain_node::types::block::Block;
+    use chain_node::types::json::HeaderJson;
+    let d = vectors();
+    let block = Block::decode(&bytes(&d["blocks"]["real_block"]["rlp"])).unwrap();
+    let text = serde_json::to_string(&HeaderJson::new(block.hash(), &block.header)).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let want = serde_json::json!({
+        "blockScore": "0x1",
+        "gasUsed": "0x5208",
+        "governanceData": "0x",
+        "hash": "0x87fe52e244702e4c4c540cdab29f52f03ced4a961e3f0ebd33217867b7da3a56",
+        "number": "0x4ffa71e",
+        "parentHash": "0xc2adf89ac1218bca784fb6b456a4d6d992efd726208edac9a268f72e8daa52a7",
+        "receiptsRoot": "0xe38e5532717f12f769b07ea016014bd39b74fb72def4de8442114cc2728609f2",
+        "reward": "0xb2bd3178affccd9f9f5189457f1cad7d17a01c9d",
+        "stateRoot": "0xce26cd14bfe586c11f9ebae0186a3e4744dfb6233e603d477cdebc69d9dc7953",
+        "timestamp": "0x62134f3a",
+        "timestampFoS": "0x0",
+        "transactionsRoot": "0x5b8713ac41d655e85124c14d558b67dbb5d0417da4096c2ea00c93d78a12daa7",
+        "voteData": "0xf09499fb17d324fa0e07f23b49d09028ac0919414db694676f7665726e616e63652e756e6974707269636585ae9f7bcc00",
+    });
+    for (k, w) in want.as_object().unwrap() {
+        assert_eq!(&v[k], w, "{k}");
+    }
+    assert!(v["extraData"].as_str().unwrap().starts_with("0xd883010703"));
+    assert!(v["logsBloom"].as_str().unwrap().starts_with("0x0000"));
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 15, "{keys:?}");
+    // The text's own key order is alphabetical (serde_json's map sorts; the text is ours).
+    let order: Vec<usize> = keys
+        .iter()
+        .map(|k| text.find(&format!("\"{k}\":")).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+}
+
 #[test]
 fn transaction_roots_by_each_method() {
     use chain_node::types::block::{encode_tx_list, DeriveSha};

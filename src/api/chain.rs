@@ -43,6 +43,9 @@ pub struct ChainFeeds {
     pub new_heads: Arc<Feed>,
     /// Hashes of transactions entering the pool (`newPendingTransactions`).
     pub new_pending_transactions: Arc<Feed>,
+    /// The logs of new blocks, per subscriber's criteria (`logs`; fed by
+    /// [`super::filters::FilterService`]).
+    pub logs: Arc<super::filters::LogFeed>,
 }
 
 impl Namespace for ChainApi {
@@ -144,6 +147,11 @@ impl Namespace for ChainApi {
             name: "newPendingTransactions",
             summary: "The hash of each transaction entering the pool",
             kind: |a| Arc::new(FeedKind(a.feeds.new_pending_transactions.clone())),
+        },
+        Subscription {
+            name: "logs",
+            summary: "Each log of a new block matching filter criteria, one per notification",
+            kind: |a| a.feeds.logs.clone(),
         },
     ];
 }
@@ -275,17 +283,7 @@ impl ChainApi {
 
     /// `chain_getTransactionReceipt(hash)`: the receipt object of reference 11.1.
     fn get_transaction_receipt(&self, _: &Call, p: &Params) -> Result<Option<ReceiptJson>> {
-        Ok(self.record(p)?.and_then(|r| {
-            let sealed = r.receipt?;
-            Some(
-                TransactionJson::new(&r.tx, r.sender, r.location).into_receipt(
-                    &sealed.receipt,
-                    r.location,
-                    sealed.first_log,
-                    sealed.contract,
-                ),
-            )
-        }))
+        Ok(self.record(p)?.and_then(receipt_json))
     }
 
     /// `chain_sendRawTransaction(tx)`: decodes the raw bytes, checks the transaction fully
@@ -350,6 +348,19 @@ impl ChainApi {
             None => Err(AccountError::Locked.into()),
         }
     }
+}
+
+/// The receipt object (reference 11.1) of a sealed transaction; `None` while it is pending.
+pub(super) fn receipt_json(r: crate::chain::TxRecord) -> Option<ReceiptJson> {
+    let sealed = r.receipt?;
+    Some(
+        TransactionJson::new(&r.tx, r.sender, r.location).into_receipt(
+            &sealed.receipt,
+            r.location,
+            sealed.first_log,
+            sealed.contract,
+        ),
+    )
 }
 
 /// A block parameter: `latest`, `pending` (absent: latest) give `None`, `earliest` block 0,

@@ -7,9 +7,11 @@
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::error::{Error, Result};
+use super::goparams::{call_args, BlockRef};
+use super::logs::Missing;
 use super::method::{p, Method, Namespace, ParamKind as K};
 use super::HexOut;
 use crate::chain::call::{CallArgs, CallFailure};
@@ -89,173 +91,35 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::Rpc(RpcError::invalid_params(msg.into()))
 }
 
-/// A block parameter at position `i` (required): a number (JSON integer or 0x quantity),
-/// `latest`, `earliest`, `pending`, a 32-byte block hash, or `{"blockNumber": ..}` /
-/// `{"blockHash": ..}`. Resolved to the canonical block with its state; the reference's
-/// texts when it is missing.
+/// A block parameter at position `i` (required, decoded as [`BlockRef`]) resolved to the
+/// canonical block with its state; the reference's texts when it is missing (`the header
+/// does not exist (block number: <n>)`, `header for hash not found`, or for `{}` and `null`
+/// `invalid arguments; neither block nor hash specified`).
 pub fn block_param(chain: &Chain, params: &Params, i: usize) -> Result<([u8; 32], Header)> {
-    let v = params
-        .raw(i)
-        .filter(|v| !v.is_null())
-        .ok_or_else(|| invalid(format!("missing value for required argument {i}")))?;
-    let resolved = match v {
-        Value::Object(o) => match (o.get("blockNumber"), o.get("blockHash")) {
-            (Some(_), Some(_)) => {
-                return Err(invalid(format!(
-                    "invalid argument {i}: cannot specify both BlockHash and BlockNumber, choose one or the other"
-                )))
-            }
-            (Some(n), None) => number_of(chain, n, i)?,
-            (None, Some(h)) => hash_of(chain, h, i)?,
-            (None, None) => {
-                return Err(invalid(format!(
-                    "invalid argument {i}: either BlockHash or BlockNumber is required"
-                )))
-            }
-        },
-        Value::String(s) if s.len() == 66 => hash_of(chain, v, i)?,
-        _ => number_of(chain, v, i)?,
+    let (_, header) = match params.required::<BlockRef>(i)? {
+        BlockRef::Tag(t) => {
+            let number = t.resolve(chain.head_number());
+            chain
+                .header_at(number)?
+                .ok_or_else(|| missing_number(number))?
+        }
+        BlockRef::Hash(h) => {
+            let b = chain
+                .block_by_hash(&h)?
+                .ok_or_else(|| Error::Rpc(RpcError::server("header for hash not found")))?;
+            (b.hash, b.header)
+        }
+        BlockRef::Neither => return Err(Missing::Neither.into()),
     };
-    let number = resolved.1.number;
-    chain.state_header(Some(number))?.ok_or_else(|| {
-        chain_error(format!(
-            "the header does not exist (block number: {number})"
-        ))
-    })
+    chain
+        .state_header(Some(header.number))?
+        .ok_or_else(|| missing_number(header.number))
 }
 
-fn chain_error(text: String) -> Error {
-    Error::Rpc(RpcError::server(text))
-}
-
-fn number_of(chain: &Chain, v: &Value, i: usize) -> Result<([u8; 32], Header)> {
-    let number = match v {
-        Value::Number(n) => n
-            .as_u64()
-            .ok_or_else(|| invalid(format!("invalid argument {i}: blocknumber too high")))?,
-        Value::String(s) => match s.as_str() {
-            "latest" | "pending" => chain.head_number(),
-            "earliest" => 0,
-            t => {
-                let hex = t.strip_prefix("0x").ok_or_else(|| {
-                    invalid(format!(
-                        "invalid argument {i}: hex string without 0x prefix"
-                    ))
-                })?;
-                let n = u64::from_str_radix(hex, 16)
-                    .map_err(|_| invalid(format!("invalid argument {i}: invalid hex string")))?;
-                if n > i64::MAX as u64 {
-                    return Err(invalid(format!(
-                        "invalid argument {i}: blocknumber too high"
-                    )));
-                }
-                n
-            }
-        },
-        _ => {
-            return Err(invalid(format!(
-                "invalid argument {i}: a block is a number, a tag or a block hash"
-            )))
-        }
-    };
-    chain.header_at(number)?.ok_or_else(|| {
-        chain_error(format!(
-            "the header does not exist (block number: {number})"
-        ))
-    })
-}
-
-fn hash_of(chain: &Chain, v: &Value, i: usize) -> Result<([u8; 32], Header)> {
-    let s = v
-        .as_str()
-        .ok_or_else(|| invalid(format!("invalid argument {i}: a block hash is a string")))?;
-    let bytes = s
-        .strip_prefix("0x")
-        .and_then(|h| hex::decode(h).ok())
-        .filter(|b| b.len() == 32)
-        .ok_or_else(|| {
-            invalid(format!(
-                "invalid argument {i}: hex string without 0x prefix"
-            ))
-        })?;
-    let hash: [u8; 32] = bytes.try_into().expect("32 bytes");
-    let b = chain
-        .block_by_hash(&hash)?
-        .ok_or_else(|| chain_error("header for hash not found".into()))?;
-    Ok((b.hash, b.header))
-}
-
-/// The reference's decoding error for a member of CallArgs.
-fn member_error(name: &str, go_type: &str, v: &Value) -> Error {
-    let what = match v {
-        Value::String(_) => "hex string without 0x prefix".to_string(),
-        _ => "non-string".to_string(),
-    };
-    invalid(format!(
-        "invalid argument 0: json: cannot unmarshal {what} into Go struct field CallArgs.{name} of type {go_type}"
-    ))
-}
-
-/// The `CallArgs` object: from, to, gas, gasPrice, value, data/input (`input` wins).
-pub fn call_args(v: &Value) -> Result<CallArgs> {
-    let Value::Object(o) = v else {
-        return Err(invalid(
-            "invalid argument 0: json: cannot unmarshal non-object into Go value of type api.CallArgs",
-        ));
-    };
-    let members: Map<String, Value> = o
-        .iter()
-        .filter(|(_, v)| !v.is_null())
-        .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
-        .collect();
-    let address = |name: &str| -> Result<Option<Address>> {
-        match members.get(&name.to_ascii_lowercase()) {
-            None => Ok(None),
-            Some(v) => v
-                .as_str()
-                .and_then(|s| s.strip_prefix("0x"))
-                .and_then(|_| Address::parse_lenient(v.as_str().unwrap_or("")))
-                .map(Some)
-                .ok_or_else(|| member_error(name, "common.Address", v)),
-        }
-    };
-    let quantity_member = |name: &str, go: &str| -> Result<Option<[u8; 32]>> {
-        match members.get(&name.to_ascii_lowercase()) {
-            None => Ok(None),
-            Some(v) => super::txargs::quantity(name, v)
-                .map(Some)
-                .map_err(|_| member_error(name, go, v)),
-        }
-    };
-    let bytes_member = |name: &str| -> Result<Option<Vec<u8>>> {
-        match members.get(&name.to_ascii_lowercase()) {
-            None => Ok(None),
-            Some(v) => v
-                .as_str()
-                .and_then(|s| s.strip_prefix("0x"))
-                .and_then(|h| hex::decode(h).ok())
-                .map(Some)
-                .ok_or_else(|| member_error(name, "hexutil.Bytes", v)),
-        }
-    };
-    let gas = quantity_member("gas", "hexutil.Uint64")?;
-    let gas = match gas {
-        Some(g) if g[..24].iter().any(|&b| b != 0) => {
-            return Err(invalid("invalid argument 0: json: cannot unmarshal hex number > 64 bits into Go struct field CallArgs.gas of type hexutil.Uint64"))
-        }
-        Some(g) => Some(u64::from_be_bytes(g[24..].try_into().expect("8 bytes"))),
-        None => None,
-    };
-    let data = bytes_member("data")?;
-    let input = bytes_member("input")?;
-    Ok(CallArgs {
-        from: address("from")?,
-        to: address("to")?,
-        gas,
-        gas_price: quantity_member("gasPrice", "*hexutil.Big")?,
-        value: quantity_member("value", "*hexutil.Big")?,
-        input: input.or(data).unwrap_or_default(),
-    })
+fn missing_number(number: u64) -> Error {
+    Error::Rpc(RpcError::server(format!(
+        "the header does not exist (block number: {number})"
+    )))
 }
 
 /// A failed call or estimate as the reference answers it.
@@ -376,10 +240,7 @@ impl ContractApi {
     }
 
     fn args(p: &Params) -> Result<CallArgs> {
-        let v = p
-            .raw(0)
-            .ok_or_else(|| invalid("missing value for required argument 0"))?;
-        call_args(v)
+        call_args(&p.required::<Value>(0)?, 0)
     }
 
     /// `chain_call(callArgs, block)`: the message's return data.
@@ -489,26 +350,5 @@ mod tests {
         assert_eq!(storage_key("1"), one);
         assert_eq!(storage_key("position"), [0; 32]);
         assert_eq!(storage_key(&format!("0x{}", "00".repeat(31) + "01")), one);
-    }
-
-    #[test]
-    fn call_args_take_input_over_data_and_name_bad_members() {
-        let a = call_args(&serde_json::json!({"to": "0x1111111111111111111111111111111111111111", "data": "0x01", "input": "0x02"})).unwrap();
-        assert_eq!(a.input, vec![2]);
-        let e = call_args(&serde_json::json!({"to": "abcd"})).unwrap_err();
-        assert_eq!(
-            RpcError::from(e).message,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.to of type common.Address"
-        );
-        let e = call_args(&serde_json::json!({"from": 5})).unwrap_err();
-        assert_eq!(
-            RpcError::from(e).message,
-            "invalid argument 0: json: cannot unmarshal non-string into Go struct field CallArgs.from of type common.Address"
-        );
-        let e = call_args(&serde_json::json!({"data": "abcd"})).unwrap_err();
-        assert_eq!(
-            RpcError::from(e).message,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.data of type hexutil.Bytes"
-        );
     }
 }

@@ -2,20 +2,29 @@
 //! keeps on HTTP and WebSocket, reference admin-and-rpc 5): `debug_metrics`,
 //! `debug_getBlockRlp`, `debug_dumpBlock`, `debug_dumpStateTrie`, `debug_getBadBlocks`,
 //! `debug_getModifiedAccountsByNumber`, `debug_getModifiedAccountsByHash`,
-//! `debug_getModifiedStorageNodesByNumber`. The rest ([`UNSAFE`]: `debug_setHead`,
-//! `debug_verbosity`, `debug_memStats`, `debug_gcStats`) is then served over IPC only.
+//! `debug_getModifiedStorageNodesByNumber`, and tracing with predefined tracers only
+//! (`debug_traceTransaction`, `debug_traceCall`, `debug_traceBlockByNumber`,
+//! `debug_traceBlockByHash`: this node runs no JavaScript tracer, so its tracing methods are
+//! always the safe ones, with their cap on concurrent requests). The rest ([`UNSAFE`]:
+//! `debug_setHead`, `debug_verbosity`, `debug_memStats`, `debug_gcStats`) is then served over
+//! IPC only.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::error::{Error, Result};
+use super::goparams::{call_args, BlockRef as BlockParam, BlockTag, HashParam};
+use super::logs::Missing;
 use super::method::{opt, p, Method, Namespace, ParamKind as K};
+use super::trace as wire;
+use crate::chain::trace::{BlockRef, TraceError};
 use crate::chain::Chain;
 use crate::method;
-use crate::rpc::{Call, Params};
+use crate::rpc::{Call, Params, RawJson};
 use crate::types::json::AccountKeyJson;
 
 /// The methods `--rpc.unsafe-debug.disable` keeps off HTTP and WebSocket.
@@ -26,9 +35,24 @@ pub const UNSAFE: &[&str] = &[
     "debug_gcStats",
 ];
 
+/// How many tracing requests may run at once (the reference's
+/// `--rpc.unsafe-debug.heavy-debug.request-limit` default).
+pub const HEAVY_REQUEST_LIMIT: usize = 50;
+
 /// The `debug` namespace.
 pub struct DebugApi {
     chain: Option<Arc<Chain>>,
+    /// Tracing requests running now.
+    heavy: AtomicUsize,
+}
+
+/// A tracing request's place under [`HEAVY_REQUEST_LIMIT`], given back when dropped.
+struct HeavySlot<'a>(&'a AtomicUsize);
+
+impl Drop for HeavySlot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Namespace for DebugApi {
@@ -82,6 +106,30 @@ impl Namespace for DebugApi {
             Self::modified_storage_nodes
         ),
         method!(
+            "debug_traceTransaction",
+            [p("txHash", K::Bytes), opt("config", K::Object)],
+            "Run a sealed transaction again and trace it: struct logs, or call frames with {\"tracer\":\"callTracer\"}",
+            Self::trace_transaction
+        ),
+        method!(
+            "debug_traceCall",
+            [p("args", K::Object), p("block", K::Any), opt("config", K::Object)],
+            "Trace a call (as chain_call takes it) on the state of a block (number, tag or hash)",
+            Self::trace_call
+        ),
+        method!(
+            "debug_traceBlockByNumber",
+            [p("number", K::Any), opt("config", K::Object)],
+            "Trace every transaction of a block by number: [{txHash, result}]",
+            Self::trace_block_by_number
+        ),
+        method!(
+            "debug_traceBlockByHash",
+            [p("hash", K::Bytes), opt("config", K::Object)],
+            "Trace every transaction of a block by hash: [{txHash, result}]",
+            Self::trace_block_by_hash
+        ),
+        method!(
             "debug_metrics",
             [opt("raw", K::Bool)],
             "The node's counters: chain head, pool, trie-node cache and file, memory",
@@ -133,7 +181,80 @@ struct DumpAccount {
 
 impl DebugApi {
     pub fn new(chain: Option<Arc<Chain>>) -> DebugApi {
-        DebugApi { chain }
+        DebugApi {
+            chain,
+            heavy: AtomicUsize::new(0),
+        }
+    }
+
+    /// A place for one more tracing request, or the reference's refusal past the limit.
+    fn heavy_slot(&self) -> Result<HeavySlot<'_>> {
+        if self.heavy.fetch_add(1, Ordering::AcqRel) >= HEAVY_REQUEST_LIMIT {
+            self.heavy.fetch_sub(1, Ordering::AcqRel);
+            return Err(Error::Rpc(crate::rpc::RpcError::server(format!(
+                "heavy debug api requests exceed the limit: {HEAVY_REQUEST_LIMIT}"
+            ))));
+        }
+        Ok(HeavySlot(&self.heavy))
+    }
+
+    /// `debug_traceTransaction(txHash, config?)`: the trace of a sealed transaction, run
+    /// again over the state before it (the struct logger's result, or the tracer's).
+    fn trace_transaction(&self, _: &Call, p: &Params) -> Result<RawJson> {
+        let HashParam(hash) = p.required(0)?;
+        let opts = wire::trace_options(p.raw(1), 1)?;
+        let chain = self.chain()?;
+        let _slot = self.heavy_slot()?;
+        Ok(wire::trace_json(&chain.trace_transaction(&hash, &opts)?))
+    }
+
+    /// `debug_traceCall(callArgs, block, config?)`: the trace of a call on the state of
+    /// `block`.
+    fn trace_call(&self, _: &Call, p: &Params) -> Result<RawJson> {
+        let args = call_args(&p.required::<Value>(0)?, 0)?;
+        let block: BlockParam = p.required(1)?;
+        let opts = wire::trace_options(p.raw(2), 2)?;
+        let chain = self.chain()?;
+        let _slot = self.heavy_slot()?;
+        let at = match block {
+            BlockParam::Tag(t) => {
+                let n = t.resolve(chain.head_number());
+                chain
+                    .state_header(Some(n))?
+                    .ok_or(TraceError::NoBlockNumber(n))?
+            }
+            BlockParam::Hash(h) => {
+                let b = chain.block_by_hash(&h)?.ok_or(TraceError::NoBlockHash(h))?;
+                chain
+                    .state_header(Some(b.header.number))?
+                    .filter(|(hash, _)| *hash == h)
+                    .unwrap_or((h, b.header))
+            }
+            BlockParam::Neither => return Err(Missing::Neither.into()),
+        };
+        Ok(wire::trace_json(&chain.trace_call(&args, &at, &opts)?))
+    }
+
+    /// `debug_traceBlockByNumber(number, config?)`: `[{txHash, result}]` (or `{txHash,
+    /// error}` for a transaction whose trace failed).
+    fn trace_block_by_number(&self, _: &Call, p: &Params) -> Result<RawJson> {
+        let tag: BlockTag = p.required(0)?;
+        let opts = wire::trace_options(p.raw(1), 1)?;
+        let chain = self.chain()?;
+        let _slot = self.heavy_slot()?;
+        let number = tag.resolve(chain.head_number());
+        let traces = chain.trace_block(BlockRef::Number(number), &opts)?;
+        Ok(wire::block_json(&traces))
+    }
+
+    /// `debug_traceBlockByHash(hash, config?)`: as [`DebugApi::trace_block_by_number`].
+    fn trace_block_by_hash(&self, _: &Call, p: &Params) -> Result<RawJson> {
+        let HashParam(hash) = p.required(0)?;
+        let opts = wire::trace_options(p.raw(1), 1)?;
+        let chain = self.chain()?;
+        let _slot = self.heavy_slot()?;
+        let traces = chain.trace_block(BlockRef::Hash(hash), &opts)?;
+        Ok(wire::block_json(&traces))
     }
 
     fn chain(&self) -> Result<&Chain> {

@@ -29,6 +29,15 @@ pub enum Error {
     Submit(#[from] crate::chain::SubmitError),
     #[error(transparent)]
     Transaction(#[from] crate::types::transaction::TxError),
+    /// A `debug_trace*` failure (the reference's texts).
+    #[error(transparent)]
+    Trace(#[from] crate::chain::trace::TraceError),
+    #[error(transparent)]
+    Logs(#[from] crate::chain::logs::LogsError),
+    #[error(transparent)]
+    Missing(#[from] super::logs::Missing),
+    #[error(transparent)]
+    Filter(#[from] super::filters::FilterError),
     /// A chain method on a node started without a chain.
     #[error("this node has no chain: start it with --dev, or after chaind init GENESIS.json")]
     NoChain,

@@ -7,11 +7,15 @@ pub mod chain;
 pub mod contract;
 pub mod debug;
 pub mod error;
+pub mod filters;
+pub mod goparams;
+pub mod logs;
 pub mod method;
 pub mod net;
 pub mod personal;
 pub mod rpc;
 pub mod spec;
+pub mod trace;
 pub mod txargs;
 pub mod txpool;
 pub mod web3;
@@ -65,6 +69,7 @@ pub struct Apis {
     pub admin: Arc<admin::AdminApi>,
     pub chain: Arc<chain::ChainApi>,
     pub contract: Arc<contract::ContractApi>,
+    pub logs: Arc<logs::LogsApi>,
     pub net: Arc<net::NetApi>,
     pub personal: Arc<personal::PersonalApi>,
     pub rpc: Arc<rpc::RpcApi>,
@@ -79,6 +84,7 @@ impl Apis {
         register(&self.admin, r);
         register(&self.chain, r);
         register(&self.contract, r);
+        register(&self.logs, r);
         register(&self.debug, r);
         register(&self.net, r);
         register(&self.personal, r);

@@ -6,7 +6,7 @@
 use std::sync::LazyLock;
 
 use super::method::{specs, MethodSpec};
-use super::{admin, chain, contract, debug, net, personal, rpc, txpool, web3};
+use super::{admin, chain, contract, debug, logs, net, personal, rpc, txpool, web3};
 
 static METHODS: LazyLock<Vec<MethodSpec>> = LazyLock::new(|| {
     // Modules in alphabetical order, methods in each namespace's declared order.
@@ -14,6 +14,7 @@ static METHODS: LazyLock<Vec<MethodSpec>> = LazyLock::new(|| {
     v.extend(specs::<admin::AdminApi>());
     v.extend(specs::<chain::ChainApi>());
     v.extend(specs::<contract::ContractApi>());
+    v.extend(specs::<logs::LogsApi>());
     v.extend(specs::<debug::DebugApi>());
     v.extend(specs::<net::NetApi>());
     v.extend(specs::<personal::PersonalApi>());
@@ -90,6 +91,10 @@ mod tests {
                 None,
             )),
             contract: Arc::new(contract::ContractApi::new(None)),
+            logs: Arc::new(logs::LogsApi::new(
+                None,
+                Arc::new(super::super::filters::Filters::default()),
+            )),
             net: Arc::new(net::NetApi::new(1, Arc::new(AtomicBool::new(false)))),
             personal: Arc::new(personal::PersonalApi::new(ks, unlocked, false)),
             rpc: Arc::new(rpc::RpcApi),
@@ -118,6 +123,7 @@ mod tests {
         assert_eq!(
             r.subscription_kinds(),
             [
+                ("chain".to_string(), "logs".to_string()),
                 ("chain".to_string(), "newHeads".to_string()),
                 ("chain".to_string(), "newPendingTransactions".to_string())
             ]
@@ -143,7 +149,7 @@ mod tests {
         let sub = find("chain_subscribe").unwrap();
         assert_eq!(
             sub.summary,
-            "Subscribe to newHeads or newPendingTransactions (WebSocket, IPC)"
+            "Subscribe to newHeads or newPendingTransactions or logs (WebSocket, IPC)"
         );
     }
 }

@@ -70,7 +70,7 @@ impl CallArgs {
         }
     }
 
-    fn gas(&self) -> u64 {
+    pub(super) fn gas(&self) -> u64 {
         match self.gas {
             Some(g) if g > 0 => g,
             _ => CALL_GAS_CAP,

@@ -14,6 +14,10 @@
 //! - `run.rs`: a block's transactions run over the accounts (`BlockRun`), for sealing and
 //!   import alike.
 //! - `read.rs`: look-ups: transactions, blocks, headers, accounts, dumps of a state.
+//! - `call.rs`: calls on a block's state that keep nothing; `trace.rs`: a sealed block's
+//!   transactions run again under a tracer, and a call traced (`debug_trace*`).
+//! - `logs.rs`: the logs of a block range that match a filter (the header blooms deciding
+//!   which receipts are read), and every receipt of a block.
 //! - `import.rs` (blocks from a file or a peer, checked and stored), `export.rs`,
 //!   `seal_batch.rs` (many seals checked at once), `migration.rs` (copying the head's state
 //!   into a new node file).
@@ -25,8 +29,8 @@
 //!   append-only file), `store_error.rs` (the hash and error both share).
 //!
 //! Within `chain/` dependencies point one way: `pool` uses `validate`, `db` uses `nodelog`,
-//! both storage files use `store_error`, sealing uses `admission` and `run`; no two files
-//! import each other.
+//! both storage files use `store_error`, sealing uses `admission` and `run`, tracing uses
+//! `run`, `read` and `call`; no two files import each other.
 
 mod admission;
 pub mod cachefile;
@@ -35,6 +39,7 @@ pub mod db;
 pub mod export;
 pub mod genesis;
 pub mod import;
+pub mod logs;
 pub mod migration;
 mod nodecache;
 pub mod nodelog;
@@ -45,6 +50,7 @@ mod seal;
 pub mod seal_batch;
 pub mod state;
 mod store_error;
+pub mod trace;
 pub mod validate;
 
 pub use admission::SubmitError;

@@ -456,6 +456,17 @@ impl Chain {
         Ok(Some((hash, header)))
     }
 
+    /// The header of the block with this hash, canonical or not (a block a rewind left
+    /// behind is still stored).
+    pub fn header_by_hash(&self, hash: &Hash) -> Result<Option<Header>, ChainError> {
+        let Some(bytes) = self.db.header(hash)? else {
+            return Ok(None);
+        };
+        Header::decode(&bytes)
+            .map(Some)
+            .map_err(|e| ChainError::Corrupt(format!("block 0x{}: {e}", hex::encode(hash))))
+    }
+
     /// The account at `address` in the state of block `number` (the head when `None`).
     pub fn account(
         &self,

@@ -3,7 +3,8 @@
 //! the block's changes, receipts and gas. Sealing runs the pool's transactions through it
 //! (`seal.rs`, over the head's state with the pool's cached accounts in front) and an import
 //! runs each received block's (`import.rs`, over the parent's state), so that both reach
-//! the same state from the same transactions. It writes nothing: committing the changes to
+//! the same state from the same transactions; tracing runs a sealed block's again
+//! (`trace.rs`), with an inspector watching. It writes nothing: committing the changes to
 //! the tries is the caller's job.
 
 use std::collections::HashMap;
@@ -145,6 +146,32 @@ impl<S: Source> BlockRun<S> {
         validation_gas: u64,
     ) -> Result<Outcome, ChainError> {
         Ok(self.exec.run(tx, sender, plain_gas, validation_gas)?)
+    }
+
+    /// Runs a transaction that [`BlockRun::fits`] as [`BlockRun::apply`] does, with
+    /// `inspector` watching the EVM (tracing): its outcome, the inspector, and whether the
+    /// EVM ran (a transaction that runs no code is not shown to the inspector).
+    pub fn apply_inspected<'o, I>(
+        &'o mut self,
+        tx: &Transaction,
+        sender: Address,
+        plain_gas: u64,
+        validation_gas: u64,
+        inspector: I,
+    ) -> Result<(Outcome, I, bool), ChainError>
+    where
+        I: revm::Inspector<
+            revm::context::Context<
+                revm::context::BlockEnv,
+                revm::context::TxEnv,
+                revm::context::CfgEnv,
+                &'o mut crate::exec::Overlay<S>,
+            >,
+        >,
+    {
+        Ok(self
+            .exec
+            .run_inspected(tx, sender, plain_gas, validation_gas, inspector)?)
     }
 
     /// The block's changes, receipts and gas used.

@@ -17,7 +17,10 @@
 
 pub mod cost;
 pub mod db;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod gas;
+pub mod trace;
 
 use revm::context::result::{ExecutionResult, HaltReason, OutOfGasError, Output};
 use revm::context::{BlockEnv, CfgEnv, Context, TxEnv};
@@ -242,20 +245,75 @@ impl<S: Source> BlockExec<S> {
         plain_gas: u64,
         validation_gas: u64,
     ) -> Result<Outcome, ExecError> {
-        let path = match tx {
-            Transaction::AccountUpdate(_) => Path::Plain,
-            _ => match tx.to() {
-                Some(to) if tx.input().is_empty() && !self.overlay().has_code(&to)? => Path::Plain,
-                _ => Path::Evm,
-            },
-        };
-        let outcome = match path {
+        let outcome = match self.path(tx)? {
             Path::Plain => self.run_plain(tx, sender, plain_gas)?,
             Path::Evm => self.run_evm(tx, sender, validation_gas)?,
         };
         self.gas += outcome.receipt.gas_used;
         self.receipts.push(outcome.receipt.clone());
         Ok(outcome)
+    }
+
+    /// Whether `tx` runs code.
+    fn path(&mut self, tx: &Transaction) -> Result<Path, ExecError> {
+        Ok(match tx {
+            Transaction::AccountUpdate(_) => Path::Plain,
+            _ => match tx.to() {
+                Some(to) if tx.input().is_empty() && !self.overlay().has_code(&to)? => Path::Plain,
+                _ => Path::Evm,
+            },
+        })
+    }
+
+    /// Runs `tx` as [`BlockExec::run`] does, with `inspector` watching the EVM (tracing).
+    /// Returns its outcome, the inspector, and whether the EVM ran: a transaction that runs
+    /// no code (a transfer to an account without code, an account update) is not shown to it.
+    pub fn run_inspected<'o, I>(
+        &'o mut self,
+        tx: &Transaction,
+        sender: Address,
+        plain_gas: u64,
+        validation_gas: u64,
+        inspector: I,
+    ) -> Result<(Outcome, I, bool), ExecError>
+    where
+        I: revm::Inspector<Context<BlockEnv, TxEnv, CfgEnv, &'o mut Overlay<S>>>,
+    {
+        use revm::InspectEvm;
+        if let Path::Plain = self.path(tx)? {
+            return Ok((
+                self.run(tx, sender, plain_gas, validation_gas)?,
+                inspector,
+                false,
+            ));
+        }
+        self.charge_validation(tx, sender, validation_gas)?;
+        let created = tx.is_create().then(|| create_address(&sender, tx.nonce()));
+        let txenv = tx_env(tx, sender, validation_gas);
+        // An EVM of its own over the block's overlay: between transactions the block's EVM
+        // keeps nothing that the overlay does not hold.
+        let BlockExec {
+            env,
+            evm,
+            receipts,
+            gas,
+        } = self;
+        let overlay = &mut evm.ctx.journaled_state.database;
+        let ctx = Context::<BlockEnv, TxEnv, CfgEnv, &'o mut Overlay<S>>::new(overlay, SPEC)
+            .with_cfg(cfg(env.chain_id))
+            .with_block(block_env(env));
+        let mut evm = ctx.build_mainnet_with_inspector(inspector);
+        let done = evm
+            .inspect_tx(txenv)
+            .map_err(|e| ExecError::Refused(format!("{e:?}")));
+        let inspector = evm.inspector;
+        let overlay = evm.ctx.journaled_state.database;
+        let done = done?;
+        overlay.commit_evm(done.state)?;
+        let outcome = outcome_of(done.result, validation_gas, created);
+        *gas += outcome.receipt.gas_used;
+        receipts.push(outcome.receipt.clone());
+        Ok((outcome, inspector, true))
     }
 
     fn run_plain(
@@ -306,38 +364,9 @@ impl<S: Source> BlockExec<S> {
         sender: Address,
         validation_gas: u64,
     ) -> Result<Outcome, ExecError> {
-        let price = tx.gas_price();
-        let gas_price = u128::from_be_bytes(price[16..].try_into().expect("16 bytes"));
-        // The key-validation gas is charged apart: the EVM gets the rest of the limit.
-        if validation_gas > 0 {
-            let fee = state::mul_u64(&price, validation_gas)
-                .ok_or_else(|| ExecError::Refused("fee overflow".into()))?;
-            let rewardbase = self.env.rewardbase;
-            let overlay = self.overlay();
-            let mut from = overlay.account(&sender)?.unwrap_or_default();
-            from.balance = state::sub(&from.balance, &fee)
-                .ok_or_else(|| ExecError::Refused("a checked transaction overdraws".into()))?;
-            overlay.put(sender, from);
-            let mut reward = overlay.account(&rewardbase)?.unwrap_or_default();
-            reward.balance = state::add(&reward.balance, &fee).unwrap_or(reward.balance);
-            overlay.put(rewardbase, reward);
-        }
+        self.charge_validation(tx, sender, validation_gas)?;
         let created = tx.is_create().then(|| create_address(&sender, tx.nonce()));
-        let txenv = TxEnv {
-            tx_type: 0,
-            caller: raddr(&sender),
-            gas_limit: tx.gas() - validation_gas,
-            gas_price,
-            kind: match tx.to() {
-                Some(to) => TxKind::Call(raddr(&to)),
-                None => TxKind::Create,
-            },
-            value: ru256(&tx.value()),
-            data: Bytes::copy_from_slice(tx.input()),
-            nonce: tx.nonce(),
-            chain_id: None,
-            ..TxEnv::default()
-        };
+        let txenv = tx_env(tx, sender, validation_gas);
         let done = self
             .evm
             .transact(txenv)
@@ -347,10 +376,55 @@ impl<S: Source> BlockExec<S> {
         Ok(outcome_of(result, validation_gas, created))
     }
 
+    /// Charges the key-validation gas, which is paid apart: the EVM gets the rest of the
+    /// limit.
+    fn charge_validation(
+        &mut self,
+        tx: &Transaction,
+        sender: Address,
+        validation_gas: u64,
+    ) -> Result<(), ExecError> {
+        if validation_gas == 0 {
+            return Ok(());
+        }
+        let fee = state::mul_u64(&tx.gas_price(), validation_gas)
+            .ok_or_else(|| ExecError::Refused("fee overflow".into()))?;
+        let rewardbase = self.env.rewardbase;
+        let overlay = self.overlay();
+        let mut from = overlay.account(&sender)?.unwrap_or_default();
+        from.balance = state::sub(&from.balance, &fee)
+            .ok_or_else(|| ExecError::Refused("a checked transaction overdraws".into()))?;
+        overlay.put(sender, from);
+        let mut reward = overlay.account(&rewardbase)?.unwrap_or_default();
+        reward.balance = state::add(&reward.balance, &fee).unwrap_or(reward.balance);
+        overlay.put(rewardbase, reward);
+        Ok(())
+    }
+
     /// The block's changes, its receipts and the gas it used.
     pub fn finish(mut self) -> (Changes, Vec<Receipt>, u64) {
         let changes = self.overlay().take_changes();
         (changes, self.receipts, self.gas)
+    }
+}
+
+/// The EVM's view of `tx` from `sender`, whose key-validation gas is paid apart.
+fn tx_env(tx: &Transaction, sender: Address, validation_gas: u64) -> TxEnv {
+    let price = tx.gas_price();
+    TxEnv {
+        tx_type: 0,
+        caller: raddr(&sender),
+        gas_limit: tx.gas() - validation_gas,
+        gas_price: u128::from_be_bytes(price[16..].try_into().expect("16 bytes")),
+        kind: match tx.to() {
+            Some(to) => TxKind::Call(raddr(&to)),
+            None => TxKind::Create,
+        },
+        value: ru256(&tx.value()),
+        data: Bytes::copy_from_slice(tx.input()),
+        nonce: tx.nonce(),
+        chain_id: None,
+        ..TxEnv::default()
     }
 }
 
@@ -513,44 +587,12 @@ pub fn revert_reason(data: &[u8]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::fixtures::{creation_code, env, legacy, rich_world, PRICE};
     use super::*;
     use crate::crypto::SecretKey;
     use crate::state::State;
-    use crate::trie::{MemoryStore, EMPTY_ROOT};
+    use crate::trie::MemoryStore;
     use crate::types::account_key::AccountKey;
-    use crate::types::transaction::Legacy;
-
-    fn creation_code(name: &str) -> Vec<u8> {
-        let path = format!(
-            "{}/tests/contracts/out/{name}.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        hex::decode(v["bytecode"].as_str().unwrap().trim_start_matches("0x")).unwrap()
-    }
-
-    const PRICE: u64 = 25_000_000_000;
-
-    fn legacy(
-        key: &SecretKey,
-        nonce: u64,
-        to: Option<Address>,
-        input: Vec<u8>,
-        gas: u64,
-    ) -> Transaction {
-        let mut tx = Transaction::Legacy(Legacy {
-            nonce,
-            gas_price: state::from_u64(PRICE),
-            gas,
-            to,
-            value: [0; 32],
-            input,
-            signature: None,
-        });
-        tx.sign(key, 1000);
-        tx
-    }
 
     struct World {
         store: MemoryStore,
@@ -561,21 +603,7 @@ mod tests {
     impl World {
         /// One funded account.
         fn new(rich: Address) -> World {
-            let mut store = MemoryStore::default();
-            let mut s = State::at(&store, EMPTY_ROOT);
-            let mut balance = [0u8; 32];
-            balance[20] = 1;
-            s.set(
-                &rich,
-                &Account {
-                    balance,
-                    ..Account::default()
-                },
-            )
-            .unwrap();
-            let (root, nodes) = s.commit();
-            drop(s);
-            store.apply(nodes);
+            let (store, root) = rich_world(rich);
             World {
                 store,
                 root,
@@ -586,15 +614,8 @@ mod tests {
         /// Runs `txs` as the next block and stores its state.
         fn block(&mut self, txs: &[(Transaction, Address)]) -> Vec<Outcome> {
             self.number += 1;
-            let env = Env {
-                number: self.number,
-                timestamp: 1_700_000_000 + self.number,
-                rewardbase: Address([0xee; 20]),
-                parent_hash: [self.number as u8; 32],
-                chain_id: 1000,
-            };
             let source = StateSource::new(&self.store, self.root, |_| None);
-            let mut exec = BlockExec::new(env, source);
+            let mut exec = BlockExec::new(env(self.number), source);
             let mut out = Vec::new();
             for (tx, sender) in txs {
                 out.push(exec.run(tx, *sender, tx.intrinsic_gas(), 0).unwrap());

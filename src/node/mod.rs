@@ -467,6 +467,7 @@ impl Node {
             .clone()
             .map(|s| Arc::new(peers::ServerPeers(s)) as Arc<dyn crate::api::admin::Peers>);
         let feeds = Arc::new(ChainFeeds::default());
+        let filters = crate::api::filters::Filters::new();
         let apis = Apis {
             admin: Arc::new(
                 AdminApi::new(datadir.clone(), endpoints.clone(), limit.clone())
@@ -485,6 +486,10 @@ impl Node {
                 chain.clone(),
             )),
             contract: Arc::new(crate::api::contract::ContractApi::new(chain.clone())),
+            logs: Arc::new(crate::api::logs::LogsApi::new(
+                chain.clone(),
+                filters.clone(),
+            )),
             net: Arc::new(NetApi::new(cfg.networkid, listening).with_peers(peers)),
             personal: Arc::new(
                 PersonalApi::new(
@@ -548,8 +553,17 @@ impl Node {
         let mut plan: Vec<Box<dyn Service>> = vec![
             Box::new(crate::keystore::unlock::ExpiryService::new(unlocked)),
             Box::new(crate::keystore::WatchService::new(keystore)),
-            Box::new(NotificationPump::new(bus, feeds)),
+            Box::new(NotificationPump::new(bus.clone(), feeds.clone())),
         ];
+        if let Some(c) = &chain {
+            // Block, pending-transaction and log filters, and the `logs` subscription.
+            plan.push(Box::new(crate::api::filters::FilterService::new(
+                bus,
+                c.clone(),
+                filters,
+                feeds.logs.clone(),
+            )));
+        }
         if let Some(s) = sealer {
             plan.push(Box::new(s));
         }

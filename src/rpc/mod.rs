@@ -20,8 +20,8 @@ mod wipe;
 pub mod ws;
 
 pub use error::RpcError;
-pub use params::{FromParam, HexBytes, Params};
+pub use params::{json_type, FromParam, HexBytes, Params};
 pub use pubsub::{
     Attachment, Connection, Feed, FeedKind, Notifier, SubscriptionKind, SubscriptionLimit,
 };
-pub use server::{Call, Dispatcher, Handler, Limits, Registry, Transport};
+pub use server::{Call, Dispatcher, Handler, Limits, RawJson, Registry, Transport};

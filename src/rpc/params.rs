@@ -107,7 +107,9 @@ pub trait FromParam: Sized {
     fn from_param(v: &Value) -> Result<Self, String>;
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// The name Go's JSON decoder gives the type of a JSON value in its errors (`number`,
+/// `string`, ...).
+pub fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "bool",
@@ -126,7 +128,7 @@ impl FromParam for String {
             Value::String(s) => Ok(s.clone()),
             other => Err(format!(
                 "cannot unmarshal {} into a string",
-                type_name(other)
+                json_type(other)
             )),
         }
     }
@@ -137,7 +139,7 @@ impl FromParam for bool {
         match v {
             Value::Null => Ok(false),
             Value::Bool(b) => Ok(*b),
-            other => Err(format!("cannot unmarshal {} into a bool", type_name(other))),
+            other => Err(format!("cannot unmarshal {} into a bool", json_type(other))),
         }
     }
 }
@@ -146,7 +148,7 @@ fn integer(v: &Value, min: i128, max: i128, what: &str) -> Result<i128, String> 
     let n = match v {
         Value::Null => return Ok(0),
         Value::Number(n) => n,
-        other => return Err(format!("cannot unmarshal {} into {what}", type_name(other))),
+        other => return Err(format!("cannot unmarshal {} into {what}", json_type(other))),
     };
     let x = if let Some(u) = n.as_u64() {
         u as i128
@@ -197,7 +199,7 @@ impl FromParam for HexBytes {
             other => {
                 return Err(format!(
                     "cannot unmarshal non-string ({}) into hex bytes",
-                    type_name(other)
+                    json_type(other)
                 ))
             }
         };

@@ -304,6 +304,32 @@ pub fn too_deep() -> RpcError {
     RpcError::parse(format!("exceeded maximum nesting depth of {MAX_DEPTH}"))
 }
 
+/// The key of the one-member object that carries a [`RawJson`] result through a `Value`.
+const RAW_JSON_KEY: &str = "\u{0}rpc.raw-json";
+
+/// A result whose JSON text is already written, copied into the response as it is. For
+/// results whose object keys must keep an order of their own: a `Value`'s objects are
+/// sorted by key. The text must be one valid JSON value.
+pub struct RawJson(pub String);
+
+impl serde::Serialize for RawJson {
+    /// As a one-member object marking it, which [`response`] writes out as the text.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(RAW_JSON_KEY, &self.0)?;
+        m.end()
+    }
+}
+
+/// The text of a [`RawJson`] result carried in `v`.
+fn raw_json(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(m) if m.len() == 1 => m.get(RAW_JSON_KEY)?.as_str(),
+        _ => None,
+    }
+}
+
 /// Builds the JSON text of a response. The id is echoed byte for byte.
 fn response(id: &str, body: Result<Value, RpcError>) -> String {
     let room = match &body {
@@ -323,7 +349,13 @@ fn response(id: &str, body: Result<Value, RpcError>) -> String {
         }
         Ok(v) => {
             out.extend_from_slice(br#","result":"#);
-            serde_json::to_writer(&mut out, &v)
+            match raw_json(&v) {
+                Some(text) => {
+                    out.extend_from_slice(text.as_bytes());
+                    Ok(())
+                }
+                None => serde_json::to_writer(&mut out, &v),
+            }
         }
         Err(e) => {
             out.extend_from_slice(br#","error":"#);
@@ -690,6 +722,29 @@ mod tests {
 
     fn reply(d: &Dispatcher, body: &str) -> Option<String> {
         d.handle_bytes(body.as_bytes())
+    }
+
+    /// A result written beforehand keeps its keys' order (a `Value` would sort them), alone
+    /// and in a batch.
+    #[test]
+    fn raw_json_results_are_copied_as_written() {
+        let mut r = Registry::default();
+        r.register(
+            "test_raw",
+            0,
+            Arc::new(|_c: &Call, _p: &Params| {
+                Ok(serde_json::to_value(RawJson(r#"{"z":1,"a":[true]}"#.into())).unwrap())
+            }),
+        );
+        let d = Dispatcher::new(Arc::new(r), None, Transport::Http, false, DEFAULT_LIMITS);
+        assert_eq!(
+            reply(&d, r#"{"jsonrpc":"2.0","id":1,"method":"test_raw"}"#).unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"z":1,"a":[true]}}"#
+        );
+        assert_eq!(
+            reply(&d, r#"[{"jsonrpc":"2.0","id":1,"method":"test_raw"}]"#).unwrap(),
+            r#"[{"jsonrpc":"2.0","id":1,"result":{"z":1,"a":[true]}}]"#
+        );
     }
 
     #[test]

@@ -375,6 +375,62 @@ impl BlockJson {
     }
 }
 
+/// A header as `chain_getHeaderByNumber` / `chain_getHeaderByHash` answer it (reference
+/// 10.8): the reference emits a Go map, so keys come in alphabetical order; `baseFeePerGas`,
+/// `randomReveal` and `mixhash` (all lower-case here) only when the header carries them.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeaderJson {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_fee_per_gas: Option<String>,
+    pub block_score: String,
+    pub extra_data: String,
+    pub gas_used: String,
+    pub governance_data: String,
+    pub hash: String,
+    pub logs_bloom: String,
+    #[serde(rename = "mixhash", skip_serializing_if = "Option::is_none")]
+    pub mix_hash: Option<String>,
+    pub number: String,
+    pub parent_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_reveal: Option<String>,
+    pub receipts_root: String,
+    pub reward: String,
+    pub state_root: String,
+    pub timestamp: String,
+    #[serde(rename = "timestampFoS")]
+    pub timestamp_fos: String,
+    pub transactions_root: String,
+    pub vote_data: String,
+}
+
+impl HeaderJson {
+    /// The object for the header of block `hash`.
+    pub fn new(hash: [u8; 32], header: &super::block::Header) -> HeaderJson {
+        HeaderJson {
+            base_fee_per_gas: header.base_fee.as_ref().map(quantity),
+            block_score: quantity(&header.block_score),
+            extra_data: hex0x(&header.extra),
+            gas_used: q(header.gas_used),
+            governance_data: hex0x(&header.governance),
+            hash: hex0x(&hash),
+            logs_bloom: hex0x(&header.bloom[..]),
+            mix_hash: header.mix_hash.as_deref().map(hex0x),
+            number: q(header.number),
+            parent_hash: hex0x(&header.parent_hash),
+            random_reveal: header.random_reveal.as_deref().map(hex0x),
+            receipts_root: hex0x(&header.receipts_root),
+            reward: hex0x(&header.rewardbase.0),
+            state_root: hex0x(&header.state_root),
+            timestamp: q(header.time),
+            timestamp_fos: q(u64::from(header.time_fos)),
+            transactions_root: hex0x(&header.transactions_root),
+            vote_data: hex0x(&header.vote),
+        }
+    }
+}
+
 /// An account key as `chain_getAccountKey` answers it (reference 7.6): `keyType` and `key`
 /// as JSON numbers and objects.
 #[derive(Debug, Serialize)]

@@ -31,6 +31,16 @@ pub fn bloom_add(bloom: &mut [u8; 256], x: &[u8]) {
     }
 }
 
+/// Whether the three bloom bits of `x` are all set in `bloom`: false means no log with `x`
+/// (as its address or a topic) went into it; true means one may have.
+pub fn bloom_contains(bloom: &[u8; 256], x: &[u8]) -> bool {
+    let h = keccak256(x);
+    [0, 2, 4].into_iter().all(|i| {
+        let bit = ((usize::from(h[i]) << 8) | usize::from(h[i + 1])) & 2047;
+        bloom[255 - bit / 8] & (1 << (bit % 8)) != 0
+    })
+}
+
 impl Receipt {
     /// The bloom of this receipt's logs.
     pub fn bloom(&self) -> [u8; 256] {
@@ -177,5 +187,9 @@ mod tests {
         assert!(bloom.iter().zip(only_address).all(|(x, y)| x & y == y));
         assert!(bloom.iter().map(|b| b.count_ones()).sum::<u32>() <= 9);
         assert_ne!(bloom, [0; 256]);
+        assert!(bloom_contains(&bloom, &[1; 20]));
+        assert!(bloom_contains(&bloom, &[2; 32]) && bloom_contains(&bloom, &[3; 32]));
+        assert!(!bloom_contains(&only_address, &[2; 32]));
+        assert!(!bloom_contains(&[0; 256], &[1; 20]));
     }
 }

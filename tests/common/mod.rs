@@ -662,4 +662,61 @@ pub fn write_empty_blocks(
     }
     out.flush().unwrap();
 }
+/// The account a [`funded_genesis`] funds.
+pub fn genesis_sender() -> chain_node::crypto::SecretKey {
+    chain_node::crypto::SecretKey::from_slice(&[0x42; 32]).unwrap()
+}
+
+/// A genesis of chain `chain_id` naming `validator` and giving [`genesis_sender`] 10^24,
+/// written as `<dir>/genesis.json` for `chaind init`: the file and the parsed genesis.
+pub fn funded_genesis(
+    dir: &Path,
+    validator: chain_node::crypto::Address,
+    chain_id: u64,
+) -> (PathBuf, chain_node::chain::genesis::Genesis) {
+    let text = format!(
+        r#"{{"config": {{"chainId": {chain_id}}}, "validator": "0x{}", "alloc": {{"0x{}": {{"balance": "1000000000000000000000000"}}}}}}"#,
+        hex::encode(validator.0),
+        hex::encode(genesis_sender().address().0)
+    );
+    let path = dir.join("genesis.json");
+    fs::write(&path, &text).unwrap();
+    (
+        path,
+        chain_node::chain::genesis::Genesis::parse(text.as_bytes()).unwrap(),
+    )
+}
+
+/// A data directory under `parent` whose keystore holds one new account, passphrase empty:
+/// the key `chaind --dev` seals with. The directory and that key.
+pub fn validator_datadir(parent: &Path) -> (tempfile::TempDir, chain_node::crypto::SecretKey) {
+    let dd = tempfile::TempDir::new_in(parent).unwrap();
+    let ks = chain_node::keystore::Keystore::open(dd.path().join("keystore"))
+        .unwrap()
+        .with_scrypt(chain_node::keystore::keyfile::ScryptParams::LIGHT);
+    let address = ks.new_account("").unwrap().address;
+    let key = ks.load_key(address, "").unwrap();
+    (dd, key)
+}
+
+/// `chaind init GENESIS` in `datadir`, which must succeed.
+pub fn chaind_init(datadir: &Path, genesis: &Path) {
+    let out = chaind_run(datadir, &["init", genesis.to_str().unwrap()]);
+    assert!(out.status.success(), "chaind init: {out:?}");
+}
+
+/// Polls `f` every 50 ms until it holds; after 60 s the test fails, saying what it waited
+/// for, with `n`'s log.
+pub fn wait_until(what: &str, n: &Node, mut f: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !f() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}; log:\n{}",
+            n.log_text()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 pub mod contracts;

@@ -1,0 +1,521 @@
+//! The wire forms of the `debug_trace*` methods (reference contracts 6): the trace config, the
+//! call arguments and the block parameters decoded as the reference decodes them, with its
+//! texts (clients and its test suite match on them), and both tracers' results as JSON in the
+//! reference's key order. That order is not alphabetical, so results are written out as text
+//! ([`RawJson`]): a `Value` would sort the keys.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use super::error::{Error, Result};
+use super::goparams::field_error;
+use crate::chain::trace::{BlockTraces, Trace, TraceOptions, DEFAULT_TIMEOUT};
+use crate::exec::trace::{op_name, CallFrame, LogConfig, Mode, StructLog};
+use crate::rpc::{json_type, RawJson, RpcError};
+
+/// The reference's predefined tracers: the ones a safe `debug_trace*` method may name.
+const PREDEFINED: &[&str] = &[
+    "4byteTracer",
+    "bigramTracer",
+    "callTracer",
+    "evmdisTracer",
+    "noopTracer",
+    "opcountTracer",
+    "prestateTracer",
+    "revertTracer",
+    "trigramTracer",
+    "unigramTracer",
+    "fastCallTracer",
+];
+
+fn server(text: impl Into<String>) -> Error {
+    Error::Rpc(RpcError::server(text))
+}
+
+/// The options of a trace: the optional `config` parameter (`TraceConfig`: keys matched
+/// without regard to case, unknown keys ignored, as Go's decoder does). Type errors are the
+/// decoder's (-32602); an unknown tracer or a bad duration is the method's error.
+pub fn trace_options(v: Option<&Value>, i: usize) -> Result<TraceOptions> {
+    let invalid = |m: String| {
+        Error::Rpc(RpcError::invalid_params(format!(
+            "invalid argument {i}: {m}"
+        )))
+    };
+    let mut log = LogConfig::default();
+    let mut tracer = None;
+    let mut timeout = None;
+    let mut logger_timeout = None;
+    let map = match v {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(other) => {
+            return Err(invalid(format!(
+                "json: cannot unmarshal {} into Go value of type tracers.TraceConfig",
+                json_type(other)
+            )))
+        }
+    };
+    for (key, value) in &map {
+        if value.is_null() {
+            continue;
+        }
+        let field =
+            |name: &str, ty: &str| invalid(field_error("TraceConfig", name, json_type(value), ty));
+        let flag = |name: &str| value.as_bool().ok_or_else(|| field(name, "bool"));
+        let text = |name: &str| {
+            value
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| field(name, "string"))
+        };
+        match key.to_ascii_lowercase().as_str() {
+            "disablememory" => log.disable_memory = flag("DisableMemory")?,
+            "disablestack" => log.disable_stack = flag("DisableStack")?,
+            "disablestorage" => log.disable_storage = flag("DisableStorage")?,
+            "debug" => {
+                flag("Debug")?;
+            }
+            "limit" => {
+                log.limit = match value {
+                    Value::Number(n) => n.as_i64().ok_or_else(|| {
+                        invalid(field_error(
+                            "TraceConfig",
+                            "Limit",
+                            &format!("number {n}"),
+                            "int",
+                        ))
+                    })?,
+                    _ => return Err(field("Limit", "int")),
+                }
+            }
+            "reexec" => match value {
+                Value::Number(n) if n.as_u64().is_some() => {}
+                Value::Number(n) => {
+                    return Err(invalid(field_error(
+                        "TraceConfig",
+                        "Reexec",
+                        &format!("number {n}"),
+                        "uint64",
+                    )))
+                }
+                _ => return Err(field("Reexec", "uint64")),
+            },
+            "tracer" => tracer = Some(text("Tracer")?),
+            "timeout" => timeout = Some(text("Timeout")?),
+            "loggertimeout" => logger_timeout = Some(text("LoggerTimeout")?),
+            _ => {}
+        }
+    }
+    let timeout = match timeout {
+        Some(t) => parse_duration(&t).map_err(server)?,
+        None => DEFAULT_TIMEOUT,
+    };
+    if let Some(t) = logger_timeout {
+        parse_duration(&t).map_err(server)?;
+    }
+    let mode = match tracer.as_deref() {
+        None => Mode::Steps(log),
+        Some("callTracer") => Mode::Calls,
+        Some(name) if PREDEFINED.contains(&name) => {
+            return Err(server(format!(
+                "tracer {name} is not available on this node: use callTracer, or no tracer for the struct logger"
+            )))
+        }
+        Some(_) => return Err(server("Only predefined tracers are supported")),
+    };
+    Ok(TraceOptions { mode, timeout })
+}
+
+/// A Go duration (`time.ParseDuration`: `300ms`, `-1.5h`, `2h45m`), with its error texts. A
+/// negative duration is zero: the deadline has passed already.
+pub fn parse_duration(orig: &str) -> std::result::Result<Duration, String> {
+    let quote = |s: &str| format!("{s:?}");
+    let invalid = || format!("time: invalid duration {}", quote(orig));
+    let mut s = orig;
+    let mut negative = false;
+    if let Some(rest) = s.strip_prefix('-') {
+        negative = true;
+        s = rest;
+    } else if let Some(rest) = s.strip_prefix('+') {
+        s = rest;
+    }
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if s.is_empty() {
+        return Err(invalid());
+    }
+    let mut nanos: f64 = 0.0;
+    while !s.is_empty() {
+        let b = s.as_bytes();
+        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
+            return Err(invalid());
+        }
+        let int_len = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        let (int, rest) = s.split_at(int_len);
+        s = rest;
+        let mut frac = "";
+        if let Some(rest) = s.strip_prefix('.') {
+            let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+            frac = &rest[..n];
+            s = &rest[n..];
+            if int.is_empty() && frac.is_empty() {
+                return Err(invalid());
+            }
+        }
+        if int.len() > 19 {
+            return Err(invalid());
+        }
+        let unit_len = s
+            .char_indices()
+            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
+            .map_or(s.len(), |(i, _)| i);
+        if unit_len == 0 {
+            return Err(format!("time: missing unit in duration {}", quote(orig)));
+        }
+        let (unit, rest) = s.split_at(unit_len);
+        s = rest;
+        let scale: f64 = match unit {
+            "ns" => 1.0,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => {
+                return Err(format!(
+                    "time: unknown unit {} in duration {}",
+                    quote(unit),
+                    quote(orig)
+                ))
+            }
+        };
+        let number: f64 = format!("{}.{}0", if int.is_empty() { "0" } else { int }, frac)
+            .parse()
+            .map_err(|_| invalid())?;
+        nanos += number * scale;
+        if nanos > i64::MAX as f64 {
+            return Err(invalid());
+        }
+    }
+    if negative {
+        return Ok(Duration::ZERO);
+    }
+    Ok(Duration::from_nanos(nanos as u64))
+}
+
+/// A trace as the reference's JSON.
+pub fn trace_json(t: &Trace) -> RawJson {
+    RawJson(serde_json::to_string(&TraceJson(t)).expect("traces serialize"))
+}
+
+/// A block's traces as the reference's JSON: `[{txHash, result}]`, or `{txHash, error}` for
+/// a transaction whose trace failed.
+pub fn block_json(traces: &BlockTraces) -> RawJson {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Entry<'a> {
+        tx_hash: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<TraceJson<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    }
+    let entries: Vec<Entry<'_>> = traces
+        .iter()
+        .map(|(hash, t)| Entry {
+            tx_hash: format!("0x{}", hex::encode(hash)),
+            result: t.as_ref().ok().map(TraceJson),
+            error: t.as_ref().err().map(ToString::to_string),
+        })
+        .collect();
+    RawJson(serde_json::to_string(&entries).expect("traces serialize"))
+}
+
+struct TraceJson<'a>(&'a Trace);
+
+impl Serialize for TraceJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.0 {
+            Trace::Steps {
+                gas,
+                failed,
+                return_value,
+                logs,
+            } => {
+                let mut m = s.serialize_map(Some(4))?;
+                m.serialize_entry("gas", gas)?;
+                m.serialize_entry("failed", failed)?;
+                m.serialize_entry("returnValue", &hex::encode(return_value))?;
+                m.serialize_entry("structLogs", &Logs(logs))?;
+                m.end()
+            }
+            Trace::Calls(frame) => FrameJson(frame).serialize(s),
+        }
+    }
+}
+
+struct Logs<'a>(&'a [StructLog]);
+
+impl Serialize for Logs<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for l in self.0 {
+            seq.serialize_element(&LogJson(l))?;
+        }
+        seq.end()
+    }
+}
+
+/// One struct log (the reference's `StructLogRes`, in its field order).
+struct LogJson<'a>(&'a StructLog);
+
+impl Serialize for LogJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let l = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("pc", &l.pc)?;
+        m.serialize_entry("op", &op_name(l.op))?;
+        m.serialize_entry("gas", &l.gas)?;
+        m.serialize_entry("gasCost", &l.gas_cost)?;
+        m.serialize_entry("depth", &l.depth)?;
+        if l.error {
+            // A Go error value: its fields are private, so it shows as an empty object.
+            m.serialize_entry("error", &BTreeMap::<String, String>::new())?;
+        }
+        if let Some(stack) = &l.stack {
+            let words: Vec<String> = stack
+                .iter()
+                .map(|w| hex::encode(w.to_be_bytes::<32>()))
+                .collect();
+            m.serialize_entry("stack", &words)?;
+        }
+        if let Some(memory) = &l.memory {
+            let words: Vec<String> = memory.chunks_exact(32).map(hex::encode).collect();
+            m.serialize_entry("memory", &words)?;
+        }
+        if let Some(storage) = &l.storage {
+            let slots: BTreeMap<String, String> = storage
+                .iter()
+                .map(|(k, v)| (hex::encode(k), hex::encode(v)))
+                .collect();
+            m.serialize_entry("storage", &slots)?;
+        }
+        m.serialize_entry("computation", &l.computation)?;
+        m.serialize_entry("computationCost", &l.computation_cost)?;
+        m.end()
+    }
+}
+
+/// A minimal 0x quantity of a 256-bit big-endian value.
+fn quantity(v: &[u8; 32]) -> String {
+    crate::chain::state::quantity(v)
+}
+
+/// One call frame (the reference's `callTracer`: keys in its order, absent ones left out).
+struct FrameJson<'a>(&'a CallFrame);
+
+impl Serialize for FrameJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let f = self.0;
+        let hex0x = |b: &[u8]| format!("0x{}", hex::encode(b));
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("type", f.kind.name())?;
+        m.serialize_entry("from", &f.from)?;
+        if let Some(to) = &f.to {
+            m.serialize_entry("to", to)?;
+        }
+        if let Some(v) = &f.value {
+            m.serialize_entry("value", &quantity(v))?;
+        }
+        m.serialize_entry("gas", &format!("0x{:x}", f.gas))?;
+        m.serialize_entry("gasUsed", &format!("0x{:x}", f.gas_used))?;
+        m.serialize_entry("input", &hex0x(&f.input))?;
+        if let Some(out) = &f.output {
+            m.serialize_entry("output", &hex0x(out))?;
+        }
+        if let Some(e) = &f.error {
+            m.serialize_entry("error", e)?;
+        }
+        if !f.calls.is_empty() {
+            let calls: Vec<FrameJson<'_>> = f.calls.iter().map(FrameJson).collect();
+            m.serialize_entry("calls", &calls)?;
+        }
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::Address;
+    use serde_json::json;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("300ms"), Ok(Duration::from_millis(300)));
+        assert_eq!(parse_duration(".5s"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10\u{b5}s"), Ok(Duration::from_micros(10)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("-1s"), Ok(Duration::ZERO));
+        assert_eq!(
+            parse_duration("abc").unwrap_err(),
+            r#"time: invalid duration "abc""#
+        );
+        assert_eq!(
+            parse_duration("").unwrap_err(),
+            r#"time: invalid duration """#
+        );
+        assert_eq!(
+            parse_duration("10").unwrap_err(),
+            r#"time: missing unit in duration "10""#
+        );
+        assert_eq!(
+            parse_duration("10x").unwrap_err(),
+            r#"time: unknown unit "x" in duration "10x""#
+        );
+        assert_eq!(
+            parse_duration(".s").unwrap_err(),
+            r#"time: invalid duration ".s""#
+        );
+    }
+
+    #[test]
+    fn trace_config_as_the_reference_decodes_it() {
+        let opts = trace_options(None, 1).unwrap();
+        assert_eq!(opts.mode, Mode::Steps(LogConfig::default()));
+        assert_eq!(opts.timeout, DEFAULT_TIMEOUT);
+        let opts = trace_options(
+            Some(
+                &json!({"DISABLEstorage": true, "disableMemory": true, "limit": 7,
+                         "timeout": "2s", "reexec": 5, "unknown": 1}),
+            ),
+            1,
+        )
+        .unwrap();
+        assert_eq!(
+            opts.mode,
+            Mode::Steps(LogConfig {
+                disable_memory: true,
+                disable_stack: false,
+                disable_storage: true,
+                limit: 7
+            })
+        );
+        assert_eq!(opts.timeout, Duration::from_secs(2));
+        assert_eq!(
+            trace_options(Some(&json!({"tracer": "callTracer"})), 1)
+                .unwrap()
+                .mode,
+            Mode::Calls
+        );
+        let e = |v: Value| match trace_options(Some(&v), 1).unwrap_err() {
+            Error::Rpc(r) => (r.code, r.message),
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            e(json!({"limit": "x"})),
+            (
+                -32602,
+                "invalid argument 1: json: cannot unmarshal string into Go struct field TraceConfig.Limit of type int".into()
+            )
+        );
+        assert_eq!(
+            e(json!({"disableStack": 1})).1,
+            "invalid argument 1: json: cannot unmarshal number into Go struct field TraceConfig.DisableStack of type bool"
+        );
+        assert_eq!(
+            e(json!({"reexec": -1})).1,
+            "invalid argument 1: json: cannot unmarshal number -1 into Go struct field TraceConfig.Reexec of type uint64"
+        );
+        assert_eq!(
+            e(json!("x")).1,
+            "invalid argument 1: json: cannot unmarshal string into Go value of type tracers.TraceConfig"
+        );
+        assert_eq!(
+            e(json!({"tracer": "function() {}"})),
+            (-32000, "Only predefined tracers are supported".into())
+        );
+        assert_eq!(e(json!({"tracer": "prestateTracer"})).0, -32000);
+        assert_eq!(
+            e(json!({"timeout": "5"})),
+            (-32000, r#"time: missing unit in duration "5""#.into())
+        );
+    }
+
+    fn frame(kind: crate::exec::trace::CallKind) -> CallFrame {
+        CallFrame {
+            kind,
+            from: Address([1; 20]),
+            to: Some(Address([2; 20])),
+            value: Some([0; 32]),
+            gas: 0x10,
+            gas_used: 0x8,
+            input: vec![0xab],
+            output: Some(vec![]),
+            error: None,
+            calls: Vec::new(),
+        }
+    }
+
+    /// The keys come in the reference's order, not a `Value`'s.
+    #[test]
+    fn results_keep_the_reference_key_order() {
+        use crate::exec::trace::CallKind;
+        let mut top = frame(CallKind::Call);
+        let mut inner = frame(CallKind::StaticCall);
+        inner.value = None;
+        inner.output = None;
+        inner.error = Some("evm: execution reverted".into());
+        top.calls.push(inner);
+        let text = trace_json(&Trace::Calls(top)).0;
+        let from = format!("0x{}", "01".repeat(20));
+        let to = format!("0x{}", "02".repeat(20));
+        assert_eq!(
+            text,
+            format!(
+                r#"{{"type":"CALL","from":"{from}","to":"{to}","value":"0x0","gas":"0x10","gasUsed":"0x8","input":"0xab","output":"0x","calls":[{{"type":"STATICCALL","from":"{from}","to":"{to}","gas":"0x10","gasUsed":"0x8","input":"0xab","error":"evm: execution reverted"}}]}}"#
+            )
+        );
+        let mut storage = crate::exec::trace::Storage::new();
+        storage.insert([0; 32], [7; 32]);
+        let log = StructLog {
+            pc: 3,
+            op: 0x55,
+            gas: 100,
+            gas_cost: 20,
+            depth: 1,
+            error: true,
+            stack: Some(vec![revm::primitives::U256::from(1)]),
+            memory: Some(vec![0; 32]),
+            storage: Some(std::sync::Arc::new(storage)),
+            computation: 150_000_000,
+            computation_cost: 2510,
+        };
+        let text = trace_json(&Trace::Steps {
+            gas: 21_000,
+            failed: false,
+            return_value: vec![0xbe, 0xef],
+            logs: vec![log],
+        })
+        .0;
+        let word = |b: &str| b.repeat(32);
+        assert_eq!(
+            text,
+            format!(
+                r#"{{"gas":21000,"failed":false,"returnValue":"beef","structLogs":[{{"pc":3,"op":"SSTORE","gas":100,"gasCost":20,"depth":1,"error":{{}},"stack":["{}01"],"memory":["{}"],"storage":{{"{}":"{}"}},"computation":150000000,"computationCost":2510}}]}}"#,
+                "0".repeat(62),
+                word("00"),
+                word("00"),
+                word("07")
+            )
+        );
+    }
+}
