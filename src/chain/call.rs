@@ -117,7 +117,8 @@ impl Chain {
         I: revm::Inspector<CallContext<'a>>,
     {
         let hashes: BlockHashes<'a> = Box::new(|n| self.db.hash_at(n).ok().flatten());
-        let source = state_source(self.db_nodes(), at.1.state_root, hashes);
+        let source = state_source(self.db_nodes(), at.1.state_root, hashes)
+            .with_lookups(self.lookups.clone());
         exec::call(self.call_env(&at.0, &at.1), source, msg, inspector)
     }
 

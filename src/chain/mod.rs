@@ -139,6 +139,9 @@ pub struct Chain {
     genesis: Genesis,
     head: Mutex<Head>,
     nodes: NodeCache,
+    /// Answers of account and slot look-ups by trie root, for calls (`chain_call`, the
+    /// estimates, `debug_traceCall`): a fixed share of the trie-node cache's budget.
+    lookups: Arc<crate::state::lookups::Lookups>,
     /// The pool and the account view it checks against.
     admission: Mutex<Admission>,
     /// Held by whoever seals a block, from taking its transactions to moving the head.
@@ -290,6 +293,7 @@ impl Chain {
                 header: head_header,
             }),
             nodes: NodeCache::new(cache_bytes),
+            lookups: Arc::new(crate::state::lookups::Lookups::new(cache_bytes / 8)),
             admission: Mutex::new(Admission::default()),
             sealing: Mutex::new(()),
             bus: OnceLock::new(),

@@ -9,9 +9,10 @@ use revm::primitives::{StorageKey, StorageValue, B256, KECCAK_EMPTY};
 use revm::state::{AccountInfo, EvmState};
 
 use super::ExecError;
-use crate::crypto::Address;
+use crate::crypto::{keccak256, Address};
+use crate::state::lookups::Lookups;
 use crate::state::{self, Account, Changes, Contract, Slots, State, StateError, EMPTY_CODE_HASH};
-use crate::trie::{NodeStore, EMPTY_ROOT};
+use crate::trie::{NodeStore, Trie, EMPTY_ROOT};
 use crate::types::account_key::AccountKey;
 use crate::types::transaction::U256;
 
@@ -29,11 +30,13 @@ pub trait Source {
     fn block_hash(&mut self, number: u64) -> Option<Hash>;
 }
 
-/// A [`Source`] over the state at a root in a node store, with block hashes from `hashes`.
+/// A [`Source`] over the state at a root in a node store, with block hashes from `hashes`,
+/// and optionally a cache of look-up answers ([`Lookups`]) in front of the tries.
 pub struct StateSource<N: NodeStore, F: FnMut(u64) -> Option<Hash>> {
     store: N,
     root: Hash,
     hashes: F,
+    lookups: Option<std::sync::Arc<Lookups>>,
 }
 
 impl<N: NodeStore, F: FnMut(u64) -> Option<Hash>> StateSource<N, F> {
@@ -42,18 +45,46 @@ impl<N: NodeStore, F: FnMut(u64) -> Option<Hash>> StateSource<N, F> {
             store,
             root,
             hashes,
+            lookups: None,
         }
+    }
+
+    /// This source with `lookups` answering repeated look-ups.
+    pub fn with_lookups(mut self, lookups: std::sync::Arc<Lookups>) -> Self {
+        self.lookups = Some(lookups);
+        self
+    }
+
+    /// The value under the hashed key `key` in the trie at `root`.
+    fn lookup(&self, root: &Hash, key: &Hash) -> Result<Option<Vec<u8>>, StateError> {
+        let walk = || Trie::open(&self.store, *root).get(key);
+        Ok(match &self.lookups {
+            Some(l) => l.get_or_walk(root, key, walk)?,
+            None => walk()?,
+        })
     }
 }
 
 impl<N: NodeStore, F: FnMut(u64) -> Option<Hash>> Source for StateSource<N, F> {
     fn account(&mut self, address: &Address) -> Result<Option<Account>, StateError> {
-        // One walk of the trie: the entry, if any, is the account.
-        State::at(&self.store, self.root).entry(address)
+        if self.lookups.is_none() {
+            // One walk of the trie: the entry, if any, is the account.
+            return State::at(&self.store, self.root).entry(address);
+        }
+        let root = self.root;
+        self.lookup(&root, &keccak256(&address.0))?
+            .map(|b| Account::decode(&b))
+            .transpose()
     }
 
     fn storage(&mut self, root: &Hash, slot: &U256) -> Result<U256, StateError> {
-        state::storage_at(&self.store, root, slot)
+        if self.lookups.is_none() || *root == EMPTY_ROOT {
+            return state::storage_at(&self.store, root, slot);
+        }
+        match self.lookup(root, &state::slot_key(slot))? {
+            Some(v) => state::decode_slot(&v),
+            None => Ok([0; 32]),
+        }
     }
 
     fn code(&mut self, hash: &Hash) -> Result<Vec<u8>, StateError> {

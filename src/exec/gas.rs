@@ -9,15 +9,18 @@ use revm::context_interface::cfg::gas_params::{GasId, GasParams};
 /// Gas per byte of a transaction's input.
 pub const TX_DATA_GAS: u64 = 100;
 
-/// The gas table of the EVM here.
+/// The gas table of the EVM here (made once; each EVM holds a reference to it).
 pub fn params() -> GasParams {
-    let mut p = GasParams::new_spec(super::SPEC);
-    // tokens = zero bytes + non-zero bytes x 1; gas = tokens x 100.
-    p.override_gas([
-        (GasId::tx_token_non_zero_byte_multiplier(), 1),
-        (GasId::tx_token_cost(), TX_DATA_GAS),
-    ]);
-    p
+    static TABLE: std::sync::LazyLock<GasParams> = std::sync::LazyLock::new(|| {
+        let mut p = GasParams::new_spec(super::SPEC);
+        // tokens = zero bytes + non-zero bytes x 1; gas = tokens x 100.
+        p.override_gas([
+            (GasId::tx_token_non_zero_byte_multiplier(), 1),
+            (GasId::tx_token_cost(), TX_DATA_GAS),
+        ]);
+        p
+    });
+    TABLE.clone()
 }
 
 #[cfg(test)]

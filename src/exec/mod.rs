@@ -454,6 +454,19 @@ pub enum CallError {
     State(#[from] StateError),
 }
 
+/// The interpreter frames and shared memory a thread's calls reuse.
+type SpareFrames = (
+    revm::context::FrameStack<
+        revm::handler::EthFrame<revm::interpreter::interpreter::EthInterpreter>,
+    >,
+    revm::context::LocalContext,
+);
+
+thread_local! {
+    static SPARE_FRAMES: std::cell::RefCell<Option<SpareFrames>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 /// Runs `msg` in block `env` over `source`, keeping nothing: the sender is first credited
 /// the gas it may burn (gas x price), as the reference does, so that any account can call.
 /// `inspector` watches every step (tracing); `NoOpInspector` watches nothing.
@@ -484,7 +497,21 @@ where
     let ctx = Context::<BlockEnv, TxEnv, CfgEnv, Overlay<S>>::new(overlay, SPEC)
         .with_cfg(cfg)
         .with_block(block_env(&env));
-    let mut evm = ctx.build_mainnet_with_inspector(inspector);
+    // The frames (a 32 KiB stack each) and the memory buffer of the thread's last call are
+    // used again: made and freed per call (and wiped when freed, `wipe_alloc`) they cost a
+    // call more than running it. (`build_mainnet` would make eight frames to start with.)
+    let (frames, local) = SPARE_FRAMES
+        .with(|s| s.borrow_mut().take())
+        .unwrap_or_default();
+    let mut ctx = ctx;
+    ctx.local = local;
+    let mut evm = revm::context::Evm {
+        ctx,
+        inspector,
+        instruction: revm::handler::instructions::EthInstructions::new_mainnet_with_spec(SPEC),
+        precompiles: revm::handler::EthPrecompiles::new(SPEC),
+        frame_stack: frames,
+    };
     if let Err(e) = credit {
         return (Err(e.into()), evm.inspector);
     }
@@ -504,6 +531,13 @@ where
         ..TxEnv::default()
     };
     let result = evm.inspect_tx(txenv);
+    evm.frame_stack.clear();
+    revm::context_interface::LocalContextTr::clear(&mut evm.ctx.local);
+    let spare = (
+        std::mem::take(&mut evm.frame_stack),
+        std::mem::take(&mut evm.ctx.local),
+    );
+    SPARE_FRAMES.with(|s| *s.borrow_mut() = Some(spare));
     let outcome = match result {
         Ok(r) => Ok(outcome_of(r.result, 0, None)),
         Err(revm::context::result::EVMError::Transaction(t)) => Err(refusal(t, msg.gas)),

@@ -17,6 +17,8 @@
 //! with no entry is an empty account: nonce 0, balance 0 and, implicitly, the legacy key
 //! (reference 7.4).
 
+pub mod lookups;
+
 use std::collections::{HashMap, HashSet};
 
 use crate::crypto::{keccak256, Address};
@@ -206,7 +208,8 @@ fn encode_slot(value: &U256) -> Vec<u8> {
     out
 }
 
-fn decode_slot(bytes: &[u8]) -> Result<U256, StateError> {
+/// A storage value from its trie encoding (the RLP of its minimal bytes).
+pub fn decode_slot(bytes: &[u8]) -> Result<U256, StateError> {
     let bad = |why: &str| StateError::Slot(why.to_string());
     let value = match bytes {
         [b] if *b < 0x80 => std::slice::from_ref(b),
