@@ -24,7 +24,7 @@
 //! - **Memory.** VmHWM of chaind and of anvil after the transfer and call rounds.
 //!
 //! anvil and cast come from npm (`@foundry-rs/anvil-linux-amd64` and
-//! `@foundry-rs/cast-linux-amd64`, version [`FOUNDRY`]), installed on first use under
+//! `@foundry-rs/cast-linux-amd64`, version [`foundry::FOUNDRY`]), installed on first use under
 //! `<target dir>/bench-cache/foundry-<version>` (or `CONTRACTS_FOUNDRY_DIR`). anvil runs
 //! with `--block-time 1 --hardfork cancun` (the EVM this chain runs), `--base-fee 0`, a block
 //! gas limit that never binds, chain id 1000, `--silent` (no line printed per transaction)
@@ -40,22 +40,23 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/foundry.rs"]
+mod foundry;
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use chain_node::crypto::{Address, SecretKey};
 use common::contracts::{addr_word, compiled, create_address, legacy_tx, uint_word};
+use foundry::{foundry, Anvil};
 use serde_json::{json, Value};
 
-/// The foundry release installed from npm.
-const FOUNDRY: &str = "1.7.1";
 const CHAIN_ID: u64 = 1000;
 /// Gas of one ERC-20 transfer: about 35,000 here (27,800 intrinsic with 68 input bytes at
 /// 100 gas), about 30,000-50,000 on anvil.
@@ -131,7 +132,25 @@ fn main() {
         prefix: "chain",
         pid: ours_node.child.id(),
     };
-    let anvil_proc = Anvil::start(&anvil_bin, work.path());
+    let anvil_proc = Anvil::start(
+        &anvil_bin,
+        &work.path().join("anvil.log"),
+        &[
+            "--chain-id",
+            &CHAIN_ID.to_string(),
+            "--block-time",
+            "1",
+            "--hardfork",
+            "cancun",
+            "--base-fee",
+            "0",
+            "--gas-limit",
+            "1000000000000",
+            "--accounts",
+            "1",
+            "--silent",
+        ],
+    );
     let anvil = Endpoint {
         name: "anvil",
         addr: anvil_proc.addr.clone(),
@@ -699,100 +718,6 @@ fn run_chaind(bin: &Path, dir: &Path, args: &[&str]) -> (f64, u64, f64) {
     );
     let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
     (secs, ru.ru_maxrss as u64, t(ru.ru_utime) + t(ru.ru_stime))
-}
-
-/// anvil, killed when dropped.
-struct Anvil {
-    child: Child,
-    addr: String,
-}
-
-impl Anvil {
-    fn start(bin: &Path, work: &Path) -> Anvil {
-        // A free port: bound on port 0, then released for anvil.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let log = std::fs::File::create(work.join("anvil.log")).unwrap();
-        let child = Command::new(bin)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--chain-id", &CHAIN_ID.to_string(), "--block-time", "1"])
-            .args([
-                "--hardfork",
-                "cancun",
-                "--base-fee",
-                "0",
-                "--gas-limit",
-                "1000000000000",
-            ])
-            .args(["--accounts", "1", "--silent"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("start anvil");
-        let addr = format!("127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(&addr).is_err() {
-            assert!(Instant::now() < deadline, "anvil did not listen on {addr}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Anvil { child, addr }
-    }
-}
-
-impl Drop for Anvil {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// anvil and cast from npm, installed into the cache directory when missing.
-fn foundry() -> (PathBuf, PathBuf) {
-    let dir = std::env::var_os("CONTRACTS_FOUNDRY_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            // <target>/release/chaind -> <target>/bench-cache
-            let target = common::chaind_bin()
-                .parent()
-                .unwrap()
-                .parent()
-                .unwrap()
-                .to_path_buf();
-            target
-                .join("bench-cache")
-                .join(format!("foundry-{FOUNDRY}"))
-        });
-    let bin = |tool: &str| {
-        dir.join(format!(
-            "node_modules/@foundry-rs/{tool}-linux-amd64/bin/{tool}"
-        ))
-    };
-    if !bin("anvil").exists() || !bin("cast").exists() {
-        std::fs::create_dir_all(&dir).unwrap();
-        println!(
-            "installing anvil and cast {FOUNDRY} from npm into {}",
-            dir.display()
-        );
-        let st = Command::new("npm")
-            .args([
-                "install",
-                "--no-save",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-            ])
-            .arg(&dir)
-            .arg(format!("@foundry-rs/anvil-linux-amd64@{FOUNDRY}"))
-            .arg(format!("@foundry-rs/cast-linux-amd64@{FOUNDRY}"))
-            .status()
-            .expect("npm");
-        assert!(st.success(), "npm install failed");
-    }
-    (bin("anvil"), bin("cast"))
 }
 
 fn cast(bin: &Path, args: &[&str]) -> String {
