@@ -98,6 +98,63 @@ fn a_data_directory_keeps_its_chain() {
     assert_eq!(chain_opened_hash(&again), hash, "the same genesis block");
 }
 
+/// The developer account's key file carries the lightest scrypt parameters (N=2, r=8, p=1)
+/// on a node started without `--lightkdf`, and an independent scrypt, Keccak, AES and
+/// secp256k1 stack decrypts it with the empty passphrase to the key of the address in
+/// `dev-account`. A restart reads it (the node seals with it) and leaves it as it is.
+#[test]
+fn the_dev_key_file_has_the_lightest_scrypt_and_the_empty_passphrase() {
+    let dir = tempfile::tempdir().unwrap();
+    // Not `Node::start`, which adds --lightkdf.
+    let mut child = std::process::Command::new(common::chaind_bin())
+        .arg("--datadir")
+        .arg(dir.path())
+        .args(["--dev", "--ipcdisable", "--port", "0", "--p2paddr", "127.0.0.1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The marker is written once the key file is durable.
+    let marker = dir.path().join("dev-account");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no dev-account after 20 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let dev = std::fs::read_to_string(&marker).unwrap().trim().to_string();
+    let files = common::key_files(&dir.path().join("keystore"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    let bytes = std::fs::read(&files[0]).unwrap();
+    let file: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(file["version"], json!(3));
+    assert_eq!(file["crypto"]["kdf"], json!("scrypt"));
+    let params = &file["crypto"]["kdfparams"];
+    assert_eq!(
+        (&params["n"], &params["r"], &params["p"], &params["dklen"]),
+        (&json!(2), &json!(8), &json!(1), &json!(32))
+    );
+    let key = common::keyfile::decrypt_independent(&file, "");
+    assert_eq!(common::keyfile::address_independent(&key), dev);
+    assert_eq!(file["address"], json!(dev.trim_start_matches("0x")));
+
+    let n = http_node_in(dir, true, "chain");
+    let url = n.http.clone().unwrap();
+    let to = Address([0x36; 20]);
+    let hash = ok(http_call(
+        &url,
+        "chain_sendRawTransaction",
+        json!([transfer(&dev_key(&n), 0, to, 7, common::PRICE, 1000)]),
+    ));
+    assert_eq!(common::wait_receipt(&url, &hash)["status"], json!("0x1"));
+    assert_eq!(std::fs::read(&files[0]).unwrap(), bytes, "the key file is kept");
+}
+
 #[test]
 fn a_node_without_a_chain_says_so() {
     let n = http_node(false, "chain");

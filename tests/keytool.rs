@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use common::keyfile::{decrypt_independent, derive_independent, keccak};
 use common::{
     key_files, keytool, keytool_bin, keytool_stdin, run_fails as fails, run_ok as ok, snapshot,
     write_file, Run,
@@ -146,53 +147,6 @@ fn replace_file(dir: &Path, name: &str, content: &[u8]) {
     let tmp = dir.join(format!(".{name}.test-tmp"));
     fs::write(&tmp, content).unwrap();
     fs::rename(&tmp, dir.join(name)).unwrap();
-}
-
-/// scrypt-derived key of a v3 crypto object, with the `scrypt` crate directly.
-fn derive_independent(c: &Value, pw: &str) -> [u8; 32] {
-    assert_eq!(c["kdf"], "scrypt");
-    let p = &c["kdfparams"];
-    let n = p["n"].as_u64().unwrap();
-    assert!(n.is_power_of_two());
-    assert_eq!(p["dklen"], 32);
-    let salt = hex::decode(p["salt"].as_str().unwrap()).unwrap();
-    let params = scrypt::Params::new(
-        n.trailing_zeros() as u8,
-        p["r"].as_u64().unwrap() as u32,
-        p["p"].as_u64().unwrap() as u32,
-        32,
-    )
-    .unwrap();
-    let mut dk = [0u8; 32];
-    scrypt::scrypt(pw.as_bytes(), &salt, &params, &mut dk).unwrap();
-    dk
-}
-
-fn keccak(parts: &[&[u8]]) -> [u8; 32] {
-    use sha3::Digest;
-    let mut h = sha3::Keccak256::new();
-    for p in parts {
-        h.update(p);
-    }
-    h.finalize().into()
-}
-
-/// Decrypts a version-3 key file with an independent scrypt / Keccak / AES-128-CTR stack,
-/// checking the MAC; returns the plaintext bytes.
-fn decrypt_independent(file: &Value, pw: &str) -> Vec<u8> {
-    use ctr::cipher::{KeyIvInit, StreamCipher};
-    let c = &file["crypto"];
-    assert_eq!(c["cipher"], "aes-128-ctr");
-    let dk = derive_independent(c, pw);
-    let ct = hex::decode(c["ciphertext"].as_str().unwrap()).unwrap();
-    let mac = keccak(&[&dk[16..32], &ct]);
-    assert_eq!(hex::encode(mac), c["mac"].as_str().unwrap(), "MAC");
-    let iv = hex::decode(c["cipherparams"]["iv"].as_str().unwrap()).unwrap();
-    assert_eq!(iv.len(), 16);
-    let mut buf = ct;
-    let mut cipher = ctr::Ctr128BE::<aes::Aes128>::new(dk[..16].into(), iv[..].into());
-    cipher.apply_keystream(&mut buf);
-    buf
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (inverse of the crate's direction).

@@ -33,6 +33,17 @@ impl ScryptParams {
         p: 6,
     };
 
+    /// N = 2, r = 8, p = 1: the developer account of `--dev`, whose passphrase is empty, so
+    /// that no KDF work can protect it; microseconds where `LIGHT` takes about 60 ms. N = 2
+    /// is the least the v3 format allows (scrypt needs a power of two above 1: the reference,
+    /// go-ethereum, ethers, OpenSSL and our reader refuse N = 1); r and p are the standard
+    /// ones.
+    pub const DEV: ScryptParams = ScryptParams {
+        log_n: 1,
+        r: 8,
+        p: 1,
+    };
+
     pub fn n(&self) -> u64 {
         1u64 << self.log_n
     }
@@ -583,8 +594,8 @@ mod tests {
         );
         assert!(scrypt_memory(1 << 20, 8, (1 << 20) + 1) > MAX_SCRYPT_MEMORY as u128);
         assert!(scrypt_memory(1 << 21, 8, 1) > MAX_SCRYPT_MEMORY as u128);
-        // The standard and light parameters stay far inside both bounds.
-        for sp in [ScryptParams::STANDARD, ScryptParams::LIGHT] {
+        // The standard, light and developer parameters stay far inside both bounds.
+        for sp in [ScryptParams::STANDARD, ScryptParams::LIGHT, ScryptParams::DEV] {
             let (n, r, p) = (sp.n(), sp.r as u64, sp.p as u64);
             assert!(scrypt_memory(n, r, p) <= MAX_SCRYPT_MEMORY as u128 / 4);
             assert!(n * r * p <= MAX_SCRYPT_WORK / 4);

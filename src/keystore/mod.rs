@@ -200,9 +200,19 @@ impl Keystore {
 
     /// Creates a random key encrypted with `passphrase` and returns its account.
     pub fn new_account(&self, passphrase: &str) -> Result<Account, Error> {
+        self.new_account_with(passphrase, self.scrypt)
+    }
+
+    /// [`Keystore::new_account`] with the scrypt parameters `params` instead of the
+    /// keystore's (the developer account of `--dev`: [`ScryptParams::DEV`]).
+    pub fn new_account_with(
+        &self,
+        passphrase: &str,
+        params: ScryptParams,
+    ) -> Result<Account, Error> {
         let key = SecretKey::random();
         let address = key.address();
-        self.write_new(&KeyData { key, address }, passphrase)
+        self.write_new(&KeyData { key, address }, passphrase, params)
     }
 
     /// Imports `keydata` encrypted with `passphrase` under a new `UTC--...` file. Refuses an
@@ -213,12 +223,17 @@ impl Keystore {
         if self.contains(keydata.address) {
             return Err(Error::AccountExists);
         }
-        self.write_new(keydata, passphrase)
+        self.write_new(keydata, passphrase, self.scrypt)
     }
 
-    fn write_new(&self, kd: &KeyData, passphrase: &str) -> Result<Account, Error> {
+    fn write_new(
+        &self,
+        kd: &KeyData,
+        passphrase: &str,
+        params: ScryptParams,
+    ) -> Result<Account, Error> {
         // scrypt first, outside every lock.
-        let enc = keyfile::encrypt(&kd.key, kd.address, passphrase, self.scrypt);
+        let enc = keyfile::encrypt(&kd.key, kd.address, passphrase, params);
         let _lock = DirLock::acquire(&self.dir)?;
         let idx = self.refreshed_index();
         if !idx.find(kd.address).is_empty() {

@@ -157,7 +157,9 @@ pub struct Config {
     pub nodekey: Option<PathBuf>,
 
     /// Single-node developer network; on a fresh data directory the keystore gets one
-    /// developer account whose passphrase is the empty string
+    /// developer account whose passphrase is the empty string, its key file written with
+    /// the lightest scrypt parameters (N=2, r=8, p=1): an empty passphrase gains nothing
+    /// from a costly KDF, and the key is read at every start
     #[arg(long)]
     pub dev: bool,
     /// With --dev: seal at most every N seconds, 0 = as soon as transactions are pending

@@ -728,7 +728,9 @@ const DEV_BALANCE: [u8; 32] = {
 };
 
 /// The developer account of a `--dev` data directory, created (passphrase empty) on the
-/// first `--dev` start and recorded in `<datadir>/dev-account`.
+/// first `--dev` start and recorded in `<datadir>/dev-account`. Its key file is written with
+/// [`ScryptParams::DEV`] whatever `--lightkdf` says: with an empty passphrase, standard scrypt
+/// (a second at each start, where the key is read to seal) would protect nothing.
 fn ensure_dev_account(datadir: &DataDir, keystore: &Keystore) -> Result<Address, StartError> {
     let marker = datadir.dev_account();
     if let Ok(text) = std::fs::read_to_string(&marker) {
@@ -740,7 +742,7 @@ fn ensure_dev_account(datadir: &DataDir, keystore: &Keystore) -> Result<Address,
             ))
         });
     }
-    let acct = keystore.new_account("")?;
+    let acct = keystore.new_account_with("", ScryptParams::DEV)?;
     // The data directory's LOCK is ours, so no other writer can race us here.
     atomic::write_atomic(&marker, format!("{}\n", acct.address).as_bytes(), |_, _| {
         Ok::<_, datadir::Error>(())
@@ -750,6 +752,7 @@ fn ensure_dev_account(datadir: &DataDir, keystore: &Keystore) -> Result<Address,
         &[
             ("address", &acct.address.to_string()),
             ("passphrase", "empty"),
+            ("kdf", "scrypt n=2"),
         ],
     );
     Ok(acct.address)

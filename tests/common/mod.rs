@@ -720,3 +720,4 @@ pub fn wait_until(what: &str, n: &Node, mut f: impl FnMut() -> bool) {
 }
 
 pub mod contracts;
+pub mod keyfile;
