@@ -155,6 +155,38 @@ fn the_dev_key_file_has_the_lightest_scrypt_and_the_empty_passphrase() {
     assert_eq!(std::fs::read(&files[0]).unwrap(), bytes, "the key file is kept");
 }
 
+/// A first `--dev` start killed while the chain database is being made (SIGKILL as soon as
+/// its file appears, ten times) leaves a data directory the next start opens, at block 0.
+#[test]
+fn a_start_killed_while_the_chain_database_is_made_leaves_a_usable_directory() {
+    for round in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let chaindata = dir.path().join("chaindata");
+        let mut child = std::process::Command::new(common::chaind_bin())
+            .arg("--datadir")
+            .arg(dir.path())
+            .args(["--dev", "--ipcdisable", "--port", "0", "--p2paddr", "127.0.0.1"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !(chaindata.join("chain.redb").exists() || chaindata.join("chain.redb.new").exists())
+        {
+            assert!(std::time::Instant::now() < deadline, "no chain database");
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let n = http_node_in(dir, true, "chain");
+        assert_eq!(
+            ok(http_call(n.http.as_ref().unwrap(), "chain_blockNumber", json!([]))),
+            json!("0x0"),
+            "round {round}"
+        );
+    }
+}
+
 #[test]
 fn a_node_without_a_chain_says_so() {
     let n = http_node(false, "chain");

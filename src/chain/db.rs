@@ -59,6 +59,28 @@ const MIGRATION_KEY: &str = "state_migration";
 /// The states of blocks below this one were removed by a migration.
 const PRUNED_KEY: &str = "state_pruned_before";
 
+/// A new database file at `path`, made under a temporary name (an earlier one left by a
+/// killed process is replaced) and renamed into place once redb has written its first pages:
+/// a process killed while redb initialised the file under its own name left a file no later
+/// start could open (`I/O error: invalid data`, 7 kills in 10 just after it appeared).
+fn create_new(dir: &Path, path: &Path) -> Result<Database> {
+    let tmp = dir.join(format!("{FILE_NAME}.new"));
+    let shown = tmp.display().to_string();
+    match std::fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::Storage(format!("{shown}: {e}"))),
+    }
+    let db = Database::create(&tmp).map_err(|source| Error::Open {
+        path: shown.clone(),
+        source,
+    })?;
+    // The open file keeps its descriptor (and its lock) across the rename.
+    std::fs::rename(&tmp, path).map_err(|e| Error::Storage(format!("{shown}: {e}")))?;
+    crate::datadir::atomic::sync_dir(dir).map_err(|e| Error::Storage(e.to_string()))?;
+    Ok(db)
+}
+
 /// The block RLP `RLP([header, txList])` from a header and a body `RLP([txList])`.
 pub fn join_block(header: &[u8], body: &[u8]) -> Result<Vec<u8>> {
     let mut r = crate::types::rlp::ListReader::whole(body)
@@ -144,10 +166,14 @@ impl ChainDb {
         let shown = path.display().to_string();
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Storage(format!("{}: {e}", dir.display())))?;
-        let db = Database::create(&path).map_err(|source| Error::Open {
-            path: shown.clone(),
-            source,
-        })?;
+        let db = if path.exists() {
+            Database::create(&path).map_err(|source| Error::Open {
+                path: shown.clone(),
+                source,
+            })?
+        } else {
+            create_new(dir, &path)?
+        };
         check_schema(&db, &shown)?;
         let (committed, name, migration) = {
             let tx = db.begin_read()?;
@@ -494,7 +520,12 @@ fn check_schema(db: &Database, shown: &str) -> Result<()> {
         found.map(|b| decode_u32(&b)).transpose()?
     };
     match found {
-        None | Some(SCHEMA_VERSION) => {}
+        // Current: every table exists already; nothing to commit (a commit is two syncs).
+        Some(SCHEMA_VERSION) => {
+            tx.abort()?;
+            return Ok(());
+        }
+        None => {}
         Some(3) => upgrade_from_v3(&tx)?,
         Some(v) => {
             return Err(Error::Schema {
