@@ -101,7 +101,11 @@ fn main() {
         ("fresh, ours", "fresh_ours", &fresh),
         ("fresh, anvil", "fresh_anvil", &anvil),
         ("restart, ours", "restart_ours", &restart),
-        ("restart, ours, first state read", "restart_ours_state", &restart_state),
+        (
+            "restart, ours, first state read",
+            "restart_ours_state",
+            &restart_state,
+        ),
     ];
     for (name, _, v) in rows {
         println!(
@@ -305,7 +309,10 @@ fn wait_nonce(url: &str, who: &Address, n: u64) {
         if common::quantity_of(&v) as u64 >= n {
             return;
         }
-        assert!(Instant::now() < deadline, "the chain did not take {n} transactions of {who}");
+        assert!(
+            Instant::now() < deadline,
+            "the chain did not take {n} transactions of {who}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }

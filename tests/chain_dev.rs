@@ -109,7 +109,14 @@ fn the_dev_key_file_has_the_lightest_scrypt_and_the_empty_passphrase() {
     let mut child = std::process::Command::new(common::chaind_bin())
         .arg("--datadir")
         .arg(dir.path())
-        .args(["--dev", "--ipcdisable", "--port", "0", "--p2paddr", "127.0.0.1"])
+        .args([
+            "--dev",
+            "--ipcdisable",
+            "--port",
+            "0",
+            "--p2paddr",
+            "127.0.0.1",
+        ])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -152,7 +159,11 @@ fn the_dev_key_file_has_the_lightest_scrypt_and_the_empty_passphrase() {
         json!([transfer(&dev_key(&n), 0, to, 7, common::PRICE, 1000)]),
     ));
     assert_eq!(common::wait_receipt(&url, &hash)["status"], json!("0x1"));
-    assert_eq!(std::fs::read(&files[0]).unwrap(), bytes, "the key file is kept");
+    assert_eq!(
+        std::fs::read(&files[0]).unwrap(),
+        bytes,
+        "the key file is kept"
+    );
 }
 
 /// A first `--dev` start killed while the chain database is being made (SIGKILL as soon as
@@ -165,7 +176,14 @@ fn a_start_killed_while_the_chain_database_is_made_leaves_a_usable_directory() {
         let mut child = std::process::Command::new(common::chaind_bin())
             .arg("--datadir")
             .arg(dir.path())
-            .args(["--dev", "--ipcdisable", "--port", "0", "--p2paddr", "127.0.0.1"])
+            .args([
+                "--dev",
+                "--ipcdisable",
+                "--port",
+                "0",
+                "--p2paddr",
+                "127.0.0.1",
+            ])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -180,7 +198,11 @@ fn a_start_killed_while_the_chain_database_is_made_leaves_a_usable_directory() {
         child.wait().unwrap();
         let n = http_node_in(dir, true, "chain");
         assert_eq!(
-            ok(http_call(n.http.as_ref().unwrap(), "chain_blockNumber", json!([]))),
+            ok(http_call(
+                n.http.as_ref().unwrap(),
+                "chain_blockNumber",
+                json!([])
+            )),
             json!("0x0"),
             "round {round}"
         );

@@ -595,7 +595,11 @@ mod tests {
         assert!(scrypt_memory(1 << 20, 8, (1 << 20) + 1) > MAX_SCRYPT_MEMORY as u128);
         assert!(scrypt_memory(1 << 21, 8, 1) > MAX_SCRYPT_MEMORY as u128);
         // The standard, light and developer parameters stay far inside both bounds.
-        for sp in [ScryptParams::STANDARD, ScryptParams::LIGHT, ScryptParams::DEV] {
+        for sp in [
+            ScryptParams::STANDARD,
+            ScryptParams::LIGHT,
+            ScryptParams::DEV,
+        ] {
             let (n, r, p) = (sp.n(), sp.r as u64, sp.p as u64);
             assert!(scrypt_memory(n, r, p) <= MAX_SCRYPT_MEMORY as u128 / 4);
             assert!(n * r * p <= MAX_SCRYPT_WORK / 4);
