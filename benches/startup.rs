@@ -18,11 +18,12 @@
 //! per connection. Rounds are interleaved (fresh ours, fresh anvil, restart ours, ...); every
 //! node is stopped (SIGTERM, then waited for) before the next starts.
 //!
-//! Run: `cargo bench --bench startup` (`STARTUP_ROUNDS`, default 15; `STARTUP_CHAIN_DIR`
-//! keeps the restart's chain in that directory, built when it does not exist, used as it is
-//! when it does). anvil comes from npm
-//! as for `contracts.rs` (`support/foundry.rs`). Prints the median, best and worst of each
-//! column, then `RESULT` lines.
+//! Run: `cargo bench --bench startup` (`STARTUP_ROUNDS`, default 15; `STARTUP_BINS=a,b`
+//! measures these chaind binaries side by side instead of the one built with the bench, each
+//! on a chain it built itself; `STARTUP_CHAIN_DIR` keeps the chains there, one directory per
+//! binary, built when missing and used as they are when present). anvil comes from npm as
+//! for `contracts.rs` (`support/foundry.rs`). Prints each round, the median, best and worst
+//! of each figure, then `RESULT` lines.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -31,7 +32,7 @@ mod foundry;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -48,6 +49,12 @@ const BATCH: usize = 500;
 fn main() {
     let rounds = common::env_or("STARTUP_ROUNDS", 15usize);
     let chain_txs = common::env_or("STARTUP_CHAIN_TXS", 50_000usize);
+    // `STARTUP_BINS=a,b`: these chaind binaries side by side (another build, say), each on
+    // a chain it built itself; by default the one built with this bench.
+    let bins: Vec<PathBuf> = std::env::var("STARTUP_BINS").map_or_else(
+        |_| vec![common::chaind_bin()],
+        |v| v.split(',').map(PathBuf::from).collect(),
+    );
     let (anvil_bin, _) = foundry::foundry();
     let work = tempfile::tempdir().unwrap();
     println!(
@@ -56,76 +63,113 @@ fn main() {
         loadavg()
     );
 
-    // `STARTUP_CHAIN_DIR`: the restart's chain is kept there (built when the directory does
-    // not exist), for profiling one start by hand.
-    let chain_dir = std::env::var_os("STARTUP_CHAIN_DIR")
-        .map_or_else(|| work.path().join("chain"), std::path::PathBuf::from);
-    let t = Instant::now();
-    if !chain_dir.exists() {
-        build_chain(&chain_dir, chain_txs);
+    // `STARTUP_CHAIN_DIR`: the restarts' chains are kept there, one directory per binary
+    // (0, 1, ...; built when missing, used as they are when present), for profiling a start
+    // by hand.
+    let chains = std::env::var_os("STARTUP_CHAIN_DIR")
+        .map_or_else(|| work.path().to_path_buf(), PathBuf::from);
+    let mut ours: Vec<Ours> = Vec::new();
+    for (i, bin) in bins.iter().enumerate() {
+        let chain = chains.join(i.to_string());
+        let t = Instant::now();
+        if !chain.exists() {
+            build_chain(bin, &chain, chain_txs);
+        }
+        println!(
+            "  ours{i} = {}: chain ready in {:.1} s, {} blocks, {} MB in chaindata",
+            bin.display(),
+            t.elapsed().as_secs_f64(),
+            head_after_restart(bin, &chain),
+            dir_bytes(&chain.join("chaindata")) >> 20
+        );
+        ours.push(Ours {
+            bin: bin.clone(),
+            chain,
+            fresh: Vec::new(),
+            restart: Vec::new(),
+            restart_state: Vec::new(),
+        });
     }
-    println!(
-        "  chain built in {:.1} s: {} blocks, {} MB in chaindata",
-        t.elapsed().as_secs_f64(),
-        head_after_restart(&chain_dir),
-        dir_bytes(&chain_dir.join("chaindata")) >> 20
-    );
 
-    let mut fresh = Vec::new();
     let mut anvil = Vec::new();
-    let mut restart = Vec::new();
-    let mut restart_state = Vec::new();
     for r in 0..rounds {
-        let dir = tempfile::TempDir::new_in(work.path()).unwrap();
-        let (ours, _) = ours_start(dir.path(), None);
-        fresh.push(ours);
-        drop(dir);
+        let mut line = format!("  round {r}:");
+        for (i, o) in ours.iter_mut().enumerate() {
+            let dir = tempfile::TempDir::new_in(work.path()).unwrap();
+            let (ms, _) = ours_start(&o.bin, dir.path(), None);
+            o.fresh.push(ms);
+            line.push_str(&format!(" fresh ours{i} {ms:.1} ms,"));
+        }
 
         let a = foundry::Anvil::spawn(&anvil_bin, &work.path().join("anvil.log"), &[]);
         let t = Instant::now();
         first_answer(&a.addr, "eth_blockNumber", json!([]), t);
         anvil.push(t.elapsed().as_secs_f64() * 1e3);
         drop(a);
+        line.push_str(&format!(" fresh anvil {:.1} ms,", anvil[r]));
 
-        let (ours, state) = ours_start(&chain_dir, Some(dev_account(&chain_dir)));
-        restart.push(ours);
-        restart_state.push(state.unwrap());
-        println!(
-            "  round {r}: fresh ours {:.1} ms, fresh anvil {:.1} ms, restart ours {:.1} ms (state {:.1} ms)",
-            fresh[r], anvil[r], restart[r], restart_state[r]
-        );
+        for (i, o) in ours.iter_mut().enumerate() {
+            let (ms, state) = ours_start(&o.bin, &o.chain, Some(dev_account(&o.chain)));
+            let state = state.unwrap();
+            o.restart.push(ms);
+            o.restart_state.push(state);
+            line.push_str(&format!(
+                " restart ours{i} {ms:.1} ms (state read {state:.1} ms),"
+            ));
+        }
+        println!("{}", line.trim_end_matches(','));
     }
 
-    println!("start to the first answer, ms   median    best   worst");
-    let rows = [
-        ("fresh, ours", "fresh_ours", &fresh),
-        ("fresh, anvil", "fresh_anvil", &anvil),
-        ("restart, ours", "restart_ours", &restart),
-        (
-            "restart, ours, first state read",
-            "restart_ours_state",
-            &restart_state,
-        ),
-    ];
-    for (name, _, v) in rows {
+    println!("start to the first answer, ms           median    best   worst");
+    let mut rows: Vec<(String, String, &[f64])> = Vec::new();
+    for (i, o) in ours.iter().enumerate() {
+        rows.push((
+            format!("fresh, ours{i}"),
+            format!("fresh_ours{i}"),
+            &o.fresh,
+        ));
+    }
+    rows.push(("fresh, anvil".into(), "fresh_anvil".into(), &anvil));
+    for (i, o) in ours.iter().enumerate() {
+        rows.push((
+            format!("restart, ours{i}"),
+            format!("restart_ours{i}"),
+            &o.restart,
+        ));
+        rows.push((
+            format!("restart, ours{i}, first state read"),
+            format!("restart_ours{i}_state"),
+            &o.restart_state,
+        ));
+    }
+    for (name, _, v) in &rows {
         println!(
-            "  {name:<31} {:>7.1} {:>7.1} {:>7.1}",
+            "  {name:<36} {:>7.1} {:>7.1} {:>7.1}",
             median(v),
             min(v),
             max(v)
         );
     }
-    for (_, key, v) in rows {
+    for (_, key, v) in &rows {
         println!("RESULT {key}_ms_median={:.1}", median(v));
         println!("RESULT {key}_ms_worst={:.1}", max(v));
     }
 }
 
+/// One chaind binary under test: where its restarts' chain is, and its figures (ms).
+struct Ours {
+    bin: PathBuf,
+    chain: PathBuf,
+    fresh: Vec<f64>,
+    restart: Vec<f64>,
+    restart_state: Vec<f64>,
+}
+
 /// `chaind --datadir DIR --dev` with HTTP on 127.0.0.1 port 0, as a user starts it (IPC and
 /// the p2p listener too; p2p on port 0 so as not to contend for the default port), its
 /// stderr piped for [`http_addr`].
-fn spawn_ours(dir: &Path) -> Child {
-    Command::new(common::chaind_bin())
+fn spawn_ours(bin: &Path, dir: &Path) -> Child {
+    Command::new(bin)
         .arg("--datadir")
         .arg(dir)
         .args(["--dev", "--port", "0", "--p2paddr", "127.0.0.1"])
@@ -162,9 +206,9 @@ fn http_addr(child: &mut Child) -> String {
 
 /// One start of ours on `dir`, stopped again: milliseconds to the first `chain_blockNumber`
 /// and, with `state_of`, to the first `chain_getBalance` of that account after it.
-fn ours_start(dir: &Path, state_of: Option<String>) -> (f64, Option<f64>) {
+fn ours_start(bin: &Path, dir: &Path, state_of: Option<String>) -> (f64, Option<f64>) {
     let t = Instant::now();
-    let mut child = spawn_ours(dir);
+    let mut child = spawn_ours(bin, dir);
     let addr = http_addr(&mut child);
     first_answer(&addr, "chain_blockNumber", json!([]), t);
     let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -241,9 +285,9 @@ fn dev_key(dir: &Path) -> SecretKey {
 /// Builds the restart's chain in `dir`: a fresh `--dev` node, [`SENDERS`] senders funded by
 /// the developer account, then `txs` transfers from them to as many new accounts; the node
 /// is stopped cleanly.
-fn build_chain(dir: &Path, txs: usize) {
+fn build_chain(bin: &Path, dir: &Path, txs: usize) {
     std::fs::create_dir_all(dir).unwrap();
-    let mut child = spawn_ours(dir);
+    let mut child = spawn_ours(bin, dir);
     let addr = http_addr(&mut child);
     let url = format!("http://{addr}");
     let dev = dev_key(dir);
@@ -318,8 +362,8 @@ fn wait_nonce(url: &str, who: &Address, n: u64) {
 }
 
 /// The head number of the chain in `dir` (a start of its own, not timed).
-fn head_after_restart(dir: &Path) -> u64 {
-    let mut child = spawn_ours(dir);
+fn head_after_restart(bin: &Path, dir: &Path) -> u64 {
+    let mut child = spawn_ours(bin, dir);
     let addr = http_addr(&mut child);
     let v = first_answer(&addr, "chain_blockNumber", json!([]), Instant::now());
     stop(child);
