@@ -35,9 +35,9 @@ impl ScryptParams {
 
     /// N = 2, r = 8, p = 1: the developer account of `--dev`, whose passphrase is empty, so
     /// that no KDF work can protect it; microseconds where `LIGHT` takes about 60 ms. N = 2
-    /// is the least the v3 format allows (scrypt needs a power of two above 1: the reference,
-    /// go-ethereum, ethers, OpenSSL and our reader refuse N = 1); r and p are the standard
-    /// ones.
+    /// is the least the v3 format allows (scrypt needs a power of two above 1: the
+    /// reference's golang.org/x/crypto/scrypt, OpenSSL's and our reader refuse N = 1); r and
+    /// p are the standard ones.
     pub const DEV: ScryptParams = ScryptParams {
         log_n: 1,
         r: 8,
