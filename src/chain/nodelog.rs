@@ -103,10 +103,8 @@ fn index_file(
     chunk: usize,
     stopping: &AtomicBool,
 ) -> std::result::Result<HashMap<Hash, Slot>, String> {
-    // Sized once for records of 128 bytes (their mean is 140 after 50,000 transfers): growing
-    // it as it fills rehashed every entry several times, and the table's size is a power of
-    // two either way.
-    let mut index = HashMap::with_capacity(usize::try_from(committed / 128).unwrap_or(0));
+    let mut index: HashMap<Hash, Slot> = HashMap::new();
+    let mut sized = false;
     // `buf` holds the file from byte `base` on: what the last chunk left of a record cut by
     // its end, then the next chunk.
     let mut buf: Vec<u8> = Vec::with_capacity(chunk);
@@ -125,6 +123,14 @@ fn index_file(
         let used = scan_whole(&buf, base, &mut index)?;
         buf.drain(..used);
         base += used as u64;
+        // Sized once, from the first chunk's mean record, for the whole file: grown as it
+        // filled, the table was rehashed whole at every doubling.
+        if !sized && !index.is_empty() {
+            sized = true;
+            let mean = (base / index.len() as u64).max(1);
+            let want = usize::try_from(committed / mean + committed / mean / 16).unwrap_or(0);
+            index.reserve(want.saturating_sub(index.len()));
+        }
     }
     if !buf.is_empty() {
         return Err(format!("record at byte {base} is cut short"));
