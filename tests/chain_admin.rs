@@ -614,10 +614,10 @@ fn the_unsafe_debug_methods_are_ipc_only_under_the_flag() {
         assert_eq!(err(ws_call(&ws, m, params.clone())), gone, "WS {m}");
         ok(ipc.call(m, params));
     }
-    for m in ["debug_metrics", "debug_getBadBlocks"] {
-        ok(http_call(&http, m, json!([])));
-        ok(ws_call(&ws, m, json!([])));
-        ok(ipc.call(m, json!([])));
+    for (m, params) in [("debug_metrics", json!([false])), ("debug_getBadBlocks", json!([]))] {
+        ok(http_call(&http, m, params.clone()));
+        ok(ws_call(&ws, m, params.clone()));
+        ok(ipc.call(m, params));
     }
     ok(http_call(&http, "debug_dumpBlock", json!(["latest"])));
     ok(ws_call(&ws, "debug_getBlockRlp", json!([0])));
@@ -691,7 +691,7 @@ fn the_debug_methods_describe_the_chain() {
         err(call("debug_getModifiedAccountsByNumber", json!([2, 1]))),
         (
             -32000,
-            "start block (2) must be less than end block (1)".to_string()
+            "start block height (2) must be less than end block height (1)".to_string()
         )
     );
     assert_eq!(

@@ -1637,17 +1637,17 @@ fn recover_rejects_malformed_signatures() {
         ),
         (
             HELLO_HEX.into(),
-            "invalid Chain signature (V is not 27 or 28)",
+            "invalid signature (V is not 27 or 28)",
             with_v("01"),
         ),
         (
             HELLO_HEX.into(),
-            "invalid Chain signature (V is not 27 or 28)",
+            "invalid signature (V is not 27 or 28)",
             with_v("00"),
         ),
         (
             HELLO_HEX.into(),
-            "invalid Chain signature (V is not 27 or 28)",
+            "invalid signature (V is not 27 or 28)",
             with_v("1d"),
         ),
         (HELLO_HEX.into(), "recovery failed", zero_27),

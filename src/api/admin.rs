@@ -499,6 +499,10 @@ impl AdminApi {
     fn export_chain(&self, _: &Call, p: &Params) -> Result<bool> {
         let chain = self.chain.as_deref().ok_or(super::error::Error::NoChain)?;
         let file: String = p.required(0)?;
+        if file.is_empty() {
+            // As the reference's open of an empty name fails.
+            return Err(AdminError::Chain("open : no such file or directory".into()).into());
+        }
         let first = block_param(p, 1, chain)?;
         let last = block_param(p, 2, chain)?;
         let path = PathBuf::from(&file);

@@ -11,6 +11,8 @@ use super::error::Error;
 use super::error::{AccountError, Result};
 use super::method::{opt, p, Method, Namespace, ParamKind as K, Subscription};
 use super::HexOut;
+use super::goparams::{BlockTag, HashParam};
+use super::logs::Missing;
 use crate::chain::state::{quantity, Account};
 use crate::chain::Chain;
 use crate::crypto::{self, Address};
@@ -190,11 +192,22 @@ impl ChainApi {
         Ok(format!("0x{:x}", self.chain()?.unit_price()))
     }
 
-    /// The account of params `[address, block?]`; `null` for a block the chain does not have.
+    /// The account of params `[address, block?]` (the block by number, tag or hash, as the
+    /// reference's `BlockNumberOrHash`; absent: the head). A block the chain does not have is
+    /// the reference's error (`the header does not exist (block number: <n>)`).
     fn account_at(&self, p: &Params) -> Result<Option<Account>> {
         let address: Address = p.required(0)?;
-        let block = block_number(p, 1)?;
+        let block = self.state_number(p, 1)?;
         Ok(self.chain()?.account(&address, block)?)
+    }
+
+    /// The block of the state parameter at `i`: `None` (the head) when absent or `null`.
+    fn state_number(&self, p: &Params, i: usize) -> Result<Option<u64>> {
+        if matches!(p.raw(i), None | Some(serde_json::Value::Null)) {
+            return Ok(None);
+        }
+        let (_, header) = super::contract::block_param(self.chain()?, p, i)?;
+        Ok(Some(header.number))
     }
 
     /// `chain_getAccountKey(address, block?)`: the JSON form of reference 7.6 (an address the
@@ -211,7 +224,7 @@ impl ChainApi {
     /// `chain_getTransactionCount(address, block?)`: the nonce, as a quantity; with
     /// `pending`, counting the sender's transactions in the pool.
     fn get_transaction_count(&self, _: &Call, p: &Params) -> Result<Option<String>> {
-        if p.optional::<String>(1)?.as_deref() == Some("pending") {
+        if p.raw(1).and_then(|v| v.as_str()) == Some("pending") {
             let address: Address = p.required(0)?;
             let n = self.chain()?.pending_nonce(&address)?;
             return Ok(Some(format!("0x{n:x}")));
@@ -238,39 +251,30 @@ impl ChainApi {
         }))
     }
 
-    /// `chain_getBlockByNumber(block, fullTransactions?)`: the block object of reference 10.8.
+    /// `chain_getBlockByNumber(block, fullTransactions?)`: the block object of reference 10.8;
+    /// a block the chain does not have is the reference's error (`the block does not exist
+    /// (block number: <n>)`).
     fn get_block_by_number(&self, _: &Call, p: &Params) -> Result<Option<BlockJson>> {
-        if p.optional::<String>(0)?.is_none() {
-            return Err(Error::Rpc(crate::rpc::RpcError::invalid_params(
-                "missing value for required argument 0",
-            )));
-        }
-        let number = block_number(p, 0)?;
-        let b = self.chain()?.block_by_number(number)?;
-        self.block_json(b, p)
+        let tag: BlockTag = p.required(0)?;
+        let chain = self.chain()?;
+        let n = tag.resolve(chain.head_number());
+        let b = chain.block_by_number(Some(n))?.ok_or(Missing::BlockNumber(n))?;
+        self.block_json(Some(b), p)
     }
 
-    /// `chain_getBlockByHash(hash, fullTransactions?)`.
+    /// `chain_getBlockByHash(hash, fullTransactions?)`; a block the chain does not have is
+    /// the reference's error (`the block does not exist (block hash: 0x..)`).
     fn get_block_by_hash(&self, _: &Call, p: &Params) -> Result<Option<BlockJson>> {
-        let hash: HexBytes = p.required(0)?;
-        let hash: [u8; 32] = hash.0.as_slice().try_into().map_err(|_| {
-            Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-                "invalid argument 0: a block hash is 32 bytes, not {}",
-                hash.0.len()
-            )))
-        })?;
-        let b = self.chain()?.block_by_hash(&hash)?;
-        self.block_json(b, p)
+        let HashParam(hash) = p.required(0)?;
+        let b = self
+            .chain()?
+            .block_by_hash(&hash)?
+            .ok_or(Missing::BlockHash(hash))?;
+        self.block_json(Some(b), p)
     }
 
     fn record(&self, p: &Params) -> Result<Option<crate::chain::TxRecord>> {
-        let hash: HexBytes = p.required(0)?;
-        let hash: [u8; 32] = hash.0.as_slice().try_into().map_err(|_| {
-            Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-                "invalid argument 0: a transaction hash is 32 bytes, not {}",
-                hash.0.len()
-            )))
-        })?;
+        let HashParam(hash) = p.required(0)?;
         Ok(self.chain()?.transaction(&hash)?)
     }
 
@@ -361,30 +365,6 @@ pub(super) fn receipt_json(r: crate::chain::TxRecord) -> Option<ReceiptJson> {
             sealed.contract,
         ),
     )
-}
-
-/// A block parameter: `latest`, `pending` (absent: latest) give `None`, `earliest` block 0,
-/// a quantity that block. Anything else is an invalid argument.
-fn block_number(p: &Params, i: usize) -> Result<Option<u64>> {
-    let Some(tag) = p.optional::<String>(i)? else {
-        return Ok(None);
-    };
-    let bad = || {
-        Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-            "invalid argument {i}: a block is latest, earliest, pending or a 0x quantity, not {tag:?}"
-        )))
-    };
-    match tag.as_str() {
-        "latest" | "pending" => Ok(None),
-        "earliest" => Ok(Some(0)),
-        t => {
-            let hex = t.strip_prefix("0x").ok_or_else(bad)?;
-            if hex.is_empty() || hex.len() > 16 || (hex.len() > 1 && hex.starts_with('0')) {
-                return Err(bad());
-            }
-            u64::from_str_radix(hex, 16).map(Some).map_err(|_| bad())
-        }
-    }
 }
 
 /// The `newHeads` payload.

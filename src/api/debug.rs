@@ -131,7 +131,7 @@ impl Namespace for DebugApi {
         ),
         method!(
             "debug_metrics",
-            [opt("raw", K::Bool)],
+            [p("raw", K::Bool)],
             "The node's counters: chain head, pool, trie-node cache and file, memory",
             Self::metrics
         ),
@@ -261,51 +261,29 @@ impl DebugApi {
         self.chain.as_deref().ok_or(Error::NoChain)
     }
 
-    /// A block number from a number, a 0x quantity, `latest`/`earliest`/`pending`, or a
-    /// 32-byte hash.
-    fn block_arg(&self, arg: &Value, i: usize) -> Result<u64> {
+    /// The block parameter at `i` as the reference's `BlockNumberOrHash` decodes it, and the
+    /// number of the canonical block it names (`None` when the chain has no such block).
+    fn block_arg(&self, p: &Params, i: usize) -> Result<(BlockParam, Option<u64>)> {
         let chain = self.chain()?;
-        let bad = || {
-            Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-                "invalid argument {i}: a block number or a 32-byte block hash"
-            )))
+        let r: BlockParam = p.required(i)?;
+        let number = match r {
+            BlockParam::Tag(t) => Some(t.resolve(chain.head_number()))
+                .filter(|&n| n <= chain.head_number()),
+            BlockParam::Hash(h) => chain.block_by_hash(&h)?.map(|b| b.header.number),
+            BlockParam::Neither => return Err(Missing::Neither.into()),
         };
-        let number = match arg {
-            Value::Number(n) => n.as_u64().ok_or_else(bad)?,
-            Value::String(s) => match s.as_str() {
-                "latest" | "pending" => chain.head_number(),
-                "earliest" => 0,
-                _ => {
-                    let hex = s.strip_prefix("0x").ok_or_else(bad)?;
-                    if hex.len() == 64 {
-                        let h: [u8; 32] = hex::decode(hex)
-                            .map_err(|_| bad())?
-                            .try_into()
-                            .map_err(|_| bad())?;
-                        let b = chain.block_by_hash(&h)?.ok_or_else(|| not_found(arg))?;
-                        b.header.number
-                    } else {
-                        u64::from_str_radix(hex, 16).map_err(|_| bad())?
-                    }
-                }
-            },
-            _ => return Err(bad()),
-        };
-        if number > chain.head_number() {
-            return Err(not_found(arg));
-        }
-        Ok(number)
+        Ok((r, number))
     }
 
     /// `debug_getBlockRlp(number | hash)`: `RLP([header, txList])` as hex without `0x`
     /// (reference 10.7). A block the chain lacks is an error.
     fn get_block_rlp(&self, _: &Call, p: &Params) -> Result<String> {
-        let arg: Value = p.required(0)?;
-        let number = self.block_arg(&arg, 0)?;
+        let (arg, number) = self.block_arg(p, 0)?;
         let block = self
             .chain()?
-            .block_by_number(Some(number))?
-            .ok_or_else(|| not_found(&arg))?;
+            .block_by_number(number)?
+            .filter(|_| number.is_some())
+            .ok_or_else(|| not_found("", &arg))?;
         let b = crate::types::block::Block {
             header: block.header,
             transactions: block.transactions.into_iter().map(|(t, _)| t).collect(),
@@ -316,12 +294,12 @@ impl DebugApi {
     /// `debug_dumpBlock(number | hash)`: `{root, accounts}`, accounts by address (by trie
     /// key when the address is not known).
     fn dump_block(&self, _: &Call, p: &Params) -> Result<Value> {
-        let arg: Value = p.required(0)?;
-        let number = self.block_arg(&arg, 0)?;
+        let (arg, number) = self.block_arg(p, 0)?;
+        let number = number.ok_or_else(|| not_found("", &arg))?;
         let (root, accounts) = self
             .chain()?
             .dump(Some(number))?
-            .ok_or_else(|| not_found(&arg))?;
+            .ok_or_else(|| not_found("", &arg))?;
         let chain = self.chain()?;
         let mut out = BTreeMap::new();
         for (address, key, a) in accounts {
@@ -361,12 +339,13 @@ impl DebugApi {
 
     /// `debug_dumpStateTrie(number | hash)`: `{root, nodes}`, the hash of every node.
     fn dump_state_trie(&self, _: &Call, p: &Params) -> Result<Value> {
-        let arg: Value = p.required(0)?;
-        let number = self.block_arg(&arg, 0)?;
+        let (arg, number) = self.block_arg(p, 0)?;
+        // The reference writes `#` before the text that already starts with one.
+        let number = number.ok_or_else(|| not_found("#", &arg))?;
         let (root, nodes) = self
             .chain()?
             .state_nodes(Some(number))?
-            .ok_or_else(|| not_found(&arg))?;
+            .ok_or_else(|| not_found("#", &arg))?;
         let nodes: Vec<String> = nodes
             .iter()
             .map(|h| format!("0x{}", hex::encode(h)))
@@ -391,21 +370,17 @@ impl DebugApi {
         ))
     }
 
-    fn modified(&self, start: u64, end: Option<u64>) -> Result<Vec<String>> {
-        let end = end.unwrap_or(start + 1);
+    /// The addresses whose accounts differ between the states of blocks `start` and `end`.
+    fn modified(&self, start: u64, end: u64) -> Result<Vec<String>> {
         if start >= end {
-            return Err(Error::Rpc(crate::rpc::RpcError::server(format!(
-                "start block ({start}) must be less than end block ({end})"
-            ))));
+            return Err(server(format!(
+                "start block height ({start}) must be less than end block height ({end})"
+            )));
         }
         let list = self
             .chain()?
             .modified_accounts(start, end)?
-            .ok_or_else(|| {
-                Error::Rpc(crate::rpc::RpcError::server(format!(
-                    "block {end} not found"
-                )))
-            })?;
+            .ok_or_else(|| server(format!("end block number #{end} not found")))?;
         Ok(list
             .iter()
             .map(|a| format!("0x{}", hex::encode(a.0)))
@@ -413,24 +388,62 @@ impl DebugApi {
     }
 
     /// `debug_getModifiedAccountsByNumber(start, end?)`: the addresses changed by the blocks
-    /// after `start` up to `end`.
+    /// after `start` up to `end`; with `start` alone, those changed by block `start` (from
+    /// its parent's state), as the reference.
     fn modified_by_number(&self, _: &Call, p: &Params) -> Result<Vec<String>> {
-        let start = self.block_arg(&p.required::<Value>(0)?, 0)?;
-        let end = p
-            .optional::<Value>(1)?
-            .map(|v| self.block_arg(&v, 1))
-            .transpose()?;
+        let chain = self.chain()?;
+        let head = chain.head_number();
+        let start_tag: BlockTag = p.required(0)?;
+        let end_tag: Option<BlockTag> = p.optional(1)?;
+        // The reference prints the number as an unsigned one (`latest` is 2^64-1).
+        let shown = |t: BlockTag| t.signed() as u64;
+        let start = Some(start_tag.resolve(head))
+            .filter(|&n| n <= head)
+            .ok_or_else(|| server(format!("start block number #{} not found", shown(start_tag))))?;
+        let (start, end) = match end_tag {
+            None => {
+                let parent = start.checked_sub(1).ok_or_else(|| {
+                    server(format!("block number #{} has no parent", shown(start_tag)))
+                })?;
+                (parent, start)
+            }
+            Some(t) => {
+                let end = Some(t.resolve(head))
+                    .filter(|&n| n <= head)
+                    .ok_or_else(|| server(format!("end block number #{} not found", shown(t))))?;
+                (start, end)
+            }
+        };
         self.modified(start, end)
     }
 
-    /// `debug_getModifiedAccountsByHash(startHash, endHash?)`.
+    /// `debug_getModifiedAccountsByHash(startHash, endHash?)`: as by number, the blocks named
+    /// by hash.
     fn modified_by_hash(&self, _: &Call, p: &Params) -> Result<Vec<String>> {
-        let start: crate::rpc::HexBytes = p.required(0)?;
-        let start = self.block_arg(&Value::String(format!("0x{}", hex::encode(&start.0))), 0)?;
-        let end = p
-            .optional::<crate::rpc::HexBytes>(1)?
-            .map(|h| self.block_arg(&Value::String(format!("0x{}", hex::encode(&h.0))), 1))
-            .transpose()?;
+        let chain = self.chain()?;
+        let HashParam(start_hash) = p.required(0)?;
+        let end_hash: Option<HashParam> = p.optional(1)?;
+        let start = chain
+            .block_by_hash(&start_hash)?
+            .ok_or_else(|| server(format!("start block {} not found", hex::encode(start_hash))))?
+            .header
+            .number;
+        let (start, end) = match end_hash {
+            None => {
+                let parent = start.checked_sub(1).ok_or_else(|| {
+                    server(format!("block {} has no parent", hex::encode(start_hash)))
+                })?;
+                (parent, start)
+            }
+            Some(HashParam(h)) => {
+                let end = chain
+                    .block_by_hash(&h)?
+                    .ok_or_else(|| server(format!("end block {} not found", hex::encode(h))))?
+                    .header
+                    .number;
+                (start, end)
+            }
+        };
         self.modified(start, end)
     }
 
@@ -440,9 +453,10 @@ impl DebugApi {
     /// no account here has storage.
     fn modified_storage_nodes(&self, _: &Call, p: &Params) -> Result<u64> {
         let contract: crate::crypto::Address = p.required(0)?;
-        let start = self.block_arg(&p.required::<Value>(1)?, 1)?;
-        let end = match p.optional::<Value>(2)? {
-            Some(v) => self.block_arg(&v, 2)?,
+        let head = self.chain()?.head_number();
+        let start = p.required::<BlockTag>(1)?.resolve(head);
+        let end = match p.optional::<BlockTag>(2)? {
+            Some(t) => t.resolve(head),
             None => start + 1,
         };
         Ok(self
@@ -451,8 +465,10 @@ impl DebugApi {
             .unwrap_or(0) as u64)
     }
 
-    /// `debug_metrics(raw?)`: the node's counters, grouped.
-    fn metrics(&self, _: &Call, _: &Params) -> Result<Value> {
+    /// `debug_metrics(raw)`: the node's counters, grouped (`raw` is required, as the
+    /// reference's; the numbers are the same either way).
+    fn metrics(&self, _: &Call, p: &Params) -> Result<Value> {
+        let _raw: bool = p.required(0)?;
         let mem = mem_stats();
         let mut m = json!({"process": {"rss": mem.0, "peakRss": mem.1, "virtual": mem.2}});
         if let Some(chain) = self.chain.as_deref() {
@@ -472,7 +488,7 @@ impl DebugApi {
 
     /// `debug_setHead(number)`: null once the chain's head is that block.
     fn set_head(&self, _: &Call, p: &Params) -> Result<()> {
-        let number = self.block_arg(&p.required::<Value>(0)?, 0)?;
+        let super::goparams::Uint64Param(number) = p.required(0)?;
         self.chain()?.set_head(number)?;
         crate::log::warn("Rewound the chain", &[("head", &number.to_string())]);
         Ok(())
@@ -481,7 +497,13 @@ impl DebugApi {
     /// `debug_verbosity(level)`: null.
     fn verbosity(&self, _: &Call, p: &Params) -> Result<()> {
         let level: i32 = p.required(0)?;
-        let level = u8::try_from(level.clamp(0, 5)).unwrap_or(3);
+        // The reference's level check (0 critical .. 5 trace; here 0 is silent).
+        if level >= 6 {
+            return Err(server("insert log level less than 6".into()));
+        }
+        let level = u8::try_from(level).map_err(|_| {
+            server("insert log level greater than or equal to 0".into())
+        })?;
         crate::log::set_verbosity(level);
         Ok(())
     }
@@ -498,10 +520,19 @@ impl DebugApi {
     }
 }
 
-fn not_found(arg: &Value) -> Error {
-    Error::Rpc(crate::rpc::RpcError::server(format!(
-        "block {arg} not found"
-    )))
+/// `block <#n | 0xhash> not found`, the reference's text (with its `NumberOrHashString`),
+/// `prefix` before it.
+fn not_found(prefix: &str, arg: &BlockParam) -> Error {
+    let shown = match arg {
+        BlockParam::Tag(t) => format!("#{}", t.signed()),
+        BlockParam::Hash(h) => format!("0x{}", hex::encode(h)),
+        BlockParam::Neither => String::new(),
+    };
+    server(format!("block {prefix}{shown} not found"))
+}
+
+fn server(m: String) -> Error {
+    Error::Rpc(crate::rpc::RpcError::server(m))
 }
 
 /// A 256-bit value in decimal (go-ethereum's dump writes balances so).

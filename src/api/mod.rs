@@ -32,15 +32,13 @@ pub use error::Error;
 pub use method::{register, MethodSpec, Namespace, ParamKind, ParamSpec};
 
 impl FromParam for Address {
-    /// `0x` + 40 hex digits, any case; `null` and other types are refused.
+    /// `0x` + 40 hex digits, any case, as Go's `common.Address` decodes it (its texts:
+    /// `json: cannot unmarshal hex string without 0x prefix into Go value of type
+    /// common.Address`, `hex string has length 4, want 40 for common.Address`); `null` and
+    /// other types are `non-string`.
     fn from_param(v: &Value) -> Result<Address, String> {
-        match v {
-            Value::String(s) => s
-                .parse()
-                .map_err(|e: crate::crypto::AddressError| e.to_string()),
-            Value::Null => Err("cannot unmarshal null into an address".into()),
-            _ => Err("cannot unmarshal non-string into an address".into()),
-        }
+        goparams::fixed_value::<20>(v, "Go value of type common.Address", "common.Address")
+            .map(Address)
     }
 }
 

@@ -20,7 +20,7 @@ mod wipe;
 pub mod ws;
 
 pub use error::RpcError;
-pub use params::{json_type, FromParam, HexBytes, Params};
+pub use params::{go_type_error, json_type, FromParam, HexBytes, Params};
 pub use pubsub::{
     Attachment, Connection, Feed, FeedKind, Notifier, SubscriptionKind, SubscriptionLimit,
 };
