@@ -107,11 +107,19 @@ impl Scrape {
             .samples
             .iter()
             .filter(|(n, l, _)| {
-                n == name && labels.iter().all(|(k, v)| l.get(*k).map(String::as_str) == Some(v))
+                n == name
+                    && labels
+                        .iter()
+                        .all(|(k, v)| l.get(*k).map(String::as_str) == Some(v))
             })
             .map(|(_, _, v)| *v)
             .collect();
-        assert_eq!(found.len(), 1, "{name}{labels:?}: {:?}", self.family(family));
+        assert_eq!(
+            found.len(),
+            1,
+            "{name}{labels:?}: {:?}",
+            self.family(family)
+        );
         found[0]
     }
 
@@ -167,9 +175,17 @@ fn scrape(python: &Path, url: &str) -> Scrape {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "the parser refused the scrape: {out:?}\n{body}");
+    assert!(
+        out.status.success(),
+        "the parser refused the scrape: {out:?}\n{body}"
+    );
     let families: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     Scrape(
         families
@@ -201,8 +217,8 @@ fn scrape(python: &Path, url: &str) -> Scrape {
 
 /// The metric names and types README's "Metrics" section lists (`| \`name\` | type | ...`).
 fn documented() -> BTreeSet<(String, String)> {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     let section = readme
         .split("\n## Metrics\n")
         .nth(1)
@@ -297,7 +313,10 @@ fn a_validator_and_a_follower_serve_their_numbers_to_prometheus() {
     let v = metrics_node(vdir, &["--dev"]);
     let f = metrics_node(fdir, &[]);
     let v_url = prometheus_url(&v);
-    assert!(v_url.starts_with("http://127.0.0.1:") && v_url.ends_with("/metrics"), "{v_url}");
+    assert!(
+        v_url.starts_with("http://127.0.0.1:") && v_url.ends_with("/metrics"),
+        "{v_url}"
+    );
     // Port 0 picked a free port; the endpoint listens on the loopback address only.
     let v_port = port_of(&v_url);
     assert!(v_port != 0 && v_port != 61001);
@@ -357,18 +376,17 @@ fn a_validator_and_a_follower_serve_their_numbers_to_prometheus() {
 
     let s = scrape(&python, &v_url);
     // Every family README lists is served with its type, and nothing else.
-    let served: BTreeSet<(String, String)> = s
-        .0
-        .iter()
-        .map(|(name, f)| {
-            let name = if f.kind == "counter" {
-                format!("{name}_total")
-            } else {
-                name.clone()
-            };
-            (name, f.kind.clone())
-        })
-        .collect();
+    let served: BTreeSet<(String, String)> =
+        s.0.iter()
+            .map(|(name, f)| {
+                let name = if f.kind == "counter" {
+                    format!("{name}_total")
+                } else {
+                    name.clone()
+                };
+                (name, f.kind.clone())
+            })
+            .collect();
     assert_eq!(served, documented());
 
     assert_eq!(s.calls("chain_blockNumber", "http"), 4.0);
@@ -438,7 +456,9 @@ fn a_validator_and_a_follower_serve_their_numbers_to_prometheus() {
     assert_eq!(d["rpc"]["chain_blockNumber"]["http"]["count"], json!(4));
     assert_eq!(d["rpc"]["chain_blockNumber"]["ws"]["count"], json!(3));
     assert_eq!(d["rpc"]["chain_blockNumber"]["ipc"]["count"], json!(2));
-    let seconds = d["rpc"]["chain_blockNumber"]["http"]["seconds"].as_f64().unwrap();
+    let seconds = d["rpc"]["chain_blockNumber"]["http"]["seconds"]
+        .as_f64()
+        .unwrap();
     assert_eq!(seconds, s.value(h, &format!("{h}_sum"), &labels));
     assert_eq!(
         d["trie"]["file"]["nodes"].as_f64(),
@@ -518,10 +538,13 @@ fn without_metrics_no_endpoint_listens_and_nothing_is_counted() {
         "{log}"
     );
     assert!(!log.contains("Prometheus endpoint opened"), "{log}");
-    let want: BTreeSet<(String, u16)> = [port_of(n.http.as_ref().unwrap()), port_of(n.kni.as_ref().unwrap())]
-        .into_iter()
-        .map(|p| ("0100007F".to_string(), p))
-        .collect();
+    let want: BTreeSet<(String, u16)> = [
+        port_of(n.http.as_ref().unwrap()),
+        port_of(n.kni.as_ref().unwrap()),
+    ]
+    .into_iter()
+    .map(|p| ("0100007F".to_string(), p))
+    .collect();
     assert_eq!(listening(n.child.id()), want);
     call(&n, "chain_blockNumber", json!([]));
     let d = call(&n, "debug_metrics", json!([]));
@@ -535,11 +558,18 @@ fn without_metrics_no_endpoint_listens_and_nothing_is_counted() {
     let mut args = vec!["--dev", "--metrics"];
     args.extend(http_args("chain,debug"));
     let n = Node::start(&args);
-    assert!(!n.log_text().contains("Prometheus endpoint"), "{}", n.log_text());
-    let want: BTreeSet<(String, u16)> = [port_of(n.http.as_ref().unwrap()), port_of(n.kni.as_ref().unwrap())]
-        .into_iter()
-        .map(|p| ("0100007F".to_string(), p))
-        .collect();
+    assert!(
+        !n.log_text().contains("Prometheus endpoint"),
+        "{}",
+        n.log_text()
+    );
+    let want: BTreeSet<(String, u16)> = [
+        port_of(n.http.as_ref().unwrap()),
+        port_of(n.kni.as_ref().unwrap()),
+    ]
+    .into_iter()
+    .map(|p| ("0100007F".to_string(), p))
+    .collect();
     assert_eq!(listening(n.child.id()), want);
     call(&n, "chain_blockNumber", json!([]));
     call(&n, "chain_blockNumber", json!([]));

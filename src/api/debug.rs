@@ -23,8 +23,8 @@ use super::method::{opt, p, Method, Namespace, ParamKind as K};
 use super::trace as wire;
 use crate::chain::trace::{BlockRef, TraceError};
 use crate::chain::Chain;
-use crate::metrics::{Metrics, ProcessMemory};
 use crate::method;
+use crate::metrics::{Metrics, ProcessMemory};
 use crate::rpc::{Call, Params, RawJson};
 use crate::types::json::AccountKeyJson;
 

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::Chain;
-use crate::metrics::{ChainSample, MigrationSample, Metrics, TrieCacheSample};
+use crate::metrics::{ChainSample, Metrics, MigrationSample, TrieCacheSample};
 
 impl Chain {
     /// Counts the blocks this chain seals and imports into `metrics` from now on (once; a

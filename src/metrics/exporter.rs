@@ -187,12 +187,26 @@ fn answer(mut stream: TcpStream, metrics: &Metrics) -> io::Result<()> {
                 )
             }
             Ok(httparse::Status::Partial) if head.len() < MAX_HEAD => {}
-            _ => return respond(&mut stream, "400 Bad Request", "text/plain", "bad request\n", &[]),
+            _ => {
+                return respond(
+                    &mut stream,
+                    "400 Bad Request",
+                    "text/plain",
+                    "bad request\n",
+                    &[],
+                )
+            }
         }
     };
     let path = path.split('?').next().unwrap_or("");
     if path != PATH {
-        return respond(&mut stream, "404 Not Found", "text/plain; charset=utf-8", "404 page not found\n", &[]);
+        return respond(
+            &mut stream,
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "404 page not found\n",
+            &[],
+        );
     }
     match method.as_str() {
         "GET" => respond(&mut stream, "200 OK", CONTENT_TYPE, &metrics.render(), &[]),
@@ -257,9 +271,15 @@ mod tests {
         assert!(addr.ip().is_loopback() && addr.port() != 0);
         let ok = exchange(addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");
-        assert!(ok.contains(&format!("Content-Type: {CONTENT_TYPE}\r\n")), "{ok}");
+        assert!(
+            ok.contains(&format!("Content-Type: {CONTENT_TYPE}\r\n")),
+            "{ok}"
+        );
         let body = ok.split_once("\r\n\r\n").unwrap().1;
-        assert!(body.contains("\nchaind_sealed_transactions_total 2\n"), "{body}");
+        assert!(
+            body.contains("\nchaind_sealed_transactions_total 2\n"),
+            "{body}"
+        );
         let len: usize = ok
             .lines()
             .find_map(|l| l.strip_prefix("Content-Length: "))
@@ -268,17 +288,32 @@ mod tests {
             .unwrap();
         assert_eq!(len, body.len());
         let head = exchange(addr, "HEAD /metrics?x=1 HTTP/1.1\r\n\r\n");
-        assert!(head.starts_with("HTTP/1.1 200 OK\r\n") && head.ends_with("\r\n\r\n"), "{head}");
+        assert!(
+            head.starts_with("HTTP/1.1 200 OK\r\n") && head.ends_with("\r\n\r\n"),
+            "{head}"
+        );
         let missing = exchange(addr, "GET / HTTP/1.1\r\n\r\n");
-        assert!(missing.starts_with("HTTP/1.1 404 Not Found\r\n"), "{missing}");
-        assert!(missing.ends_with("\r\n\r\n404 page not found\n"), "{missing}");
+        assert!(
+            missing.starts_with("HTTP/1.1 404 Not Found\r\n"),
+            "{missing}"
+        );
+        assert!(
+            missing.ends_with("\r\n\r\n404 page not found\n"),
+            "{missing}"
+        );
         let post = exchange(addr, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
-        assert!(post.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"), "{post}");
+        assert!(
+            post.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"),
+            "{post}"
+        );
         assert!(post.contains("\r\nAllow: GET, HEAD\r\n"), "{post}");
         let bad = exchange(addr, "\x01\x02 nonsense\r\n\r\n");
         assert!(bad.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{bad}");
         e.stop();
-        assert!(TcpStream::connect(addr).is_err(), "still listening after stop");
+        assert!(
+            TcpStream::connect(addr).is_err(),
+            "still listening after stop"
+        );
     }
 
     #[test]

@@ -26,8 +26,8 @@ pub const NAMESPACE: &str = "chaind";
 
 /// Bucket bounds of the RPC latency histogram, in seconds: 50 µs to 10 s.
 const RPC_BUCKETS: &[f64] = &[
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-    0.5, 1.0, 2.5, 5.0, 10.0,
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 5.0, 10.0,
 ];
 
 /// The process's memory, bytes (`/proc/self/status`; zeros where it cannot be read).
@@ -285,10 +285,8 @@ impl Metrics {
             ),
             file_nodes: b.int_gauge("trie_node_file_nodes", "Nodes in the trie-node file"),
             file_bytes: b.int_gauge("trie_node_file_bytes", "Size of the trie-node file"),
-            migration_running: b.int_gauge(
-                "state_migration_running",
-                "1 while a state migration runs",
-            ),
+            migration_running: b
+                .int_gauge("state_migration_running", "1 while a state migration runs"),
             migration_block: b.int_gauge(
                 "state_migration_block_number",
                 "Block whose state the running (or last) state migration copies",
@@ -318,8 +316,7 @@ impl Metrics {
         };
         let rpc_requests = b.add(
             IntCounterVec::new(
-                Opts::new("rpc_requests_total", "JSON-RPC calls answered")
-                    .namespace(NAMESPACE),
+                Opts::new("rpc_requests_total", "JSON-RPC calls answered").namespace(NAMESPACE),
                 &["method", "transport"],
             )
             .expect("counter"),
@@ -538,7 +535,10 @@ mod tests {
             Some("chaind_txpool_pending 3")
         );
         assert_eq!(
-            line(&text, "chaind_rpc_requests_total{method=\"chain_blockNumber\",transport=\"http\"}"),
+            line(
+                &text,
+                "chaind_rpc_requests_total{method=\"chain_blockNumber\",transport=\"http\"}"
+            ),
             Some("chaind_rpc_requests_total{method=\"chain_blockNumber\",transport=\"http\"} 3")
         );
         assert_eq!(
@@ -566,7 +566,11 @@ mod tests {
                 ("chain_blockNumber", "ws", 1)
             ]
         );
-        assert!((calls[0].seconds - 0.006).abs() < 1e-9, "{}", calls[0].seconds);
+        assert!(
+            (calls[0].seconds - 0.006).abs() < 1e-9,
+            "{}",
+            calls[0].seconds
+        );
         assert_eq!(
             m.block_counts(),
             BlockCounts {

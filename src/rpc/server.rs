@@ -144,7 +144,9 @@ impl Registry {
         self.kinds
             .insert((module.to_string(), name.to_string()), kind);
         for m in ["subscribe", "unsubscribe"] {
-            self.stream_meters.entry(format!("{module}_{m}")).or_default();
+            self.stream_meters
+                .entry(format!("{module}_{m}"))
+                .or_default();
         }
     }
 
