@@ -28,6 +28,8 @@
 //! - [`events`]: a bounded broadcast of typed events (new head, pending transaction, peer
 //!   added or dropped) that domains publish into; a slow subscriber is cut off.
 //! - [`service`]: the lifecycle of background services (named threads, stop flags, joins).
+//! - [`metrics`]: the node's counters and gauges (`--metrics`) and the Prometheus endpoint
+//!   (`--prometheus`); knows no rpc and no chain: they record into it, the node samples them.
 //! - [`trie`]: the Merkle Patricia Trie over a node store by hash (state, roots).
 //! - [`types`]: account keys and transactions with their byte-exact encodings; blocks next.
 //! - [`crypto`]: Keccak-256, secp256k1 signing and recovery, addresses, the signed-message
@@ -53,6 +55,7 @@ pub mod keystore;
 pub mod keytool;
 pub mod log;
 pub mod manpage;
+pub mod metrics;
 pub mod node;
 pub mod p2p;
 pub mod passphrase;

@@ -24,6 +24,7 @@ use super::trace as wire;
 use crate::chain::trace::{BlockRef, TraceError};
 use crate::chain::Chain;
 use crate::method;
+use crate::metrics::{Metrics, ProcessMemory};
 use crate::rpc::{Call, Params, RawJson};
 use crate::types::json::AccountKeyJson;
 
@@ -42,6 +43,8 @@ pub const HEAVY_REQUEST_LIMIT: usize = 50;
 /// The `debug` namespace.
 pub struct DebugApi {
     chain: Option<Arc<Chain>>,
+    /// What `debug_metrics` shows: the same numbers the Prometheus endpoint serves.
+    metrics: Arc<Metrics>,
     /// Tracing requests running now.
     heavy: AtomicUsize,
 }
@@ -132,7 +135,7 @@ impl Namespace for DebugApi {
         method!(
             "debug_metrics",
             [p("raw", K::Bool)],
-            "The node's counters: chain head, pool, trie-node cache and file, memory",
+            "The node's numbers: memory, head, pool, trie-node cache, migration, peers; with --metrics also RPC calls and blocks sealed and imported",
             Self::metrics
         ),
         method!(
@@ -180,9 +183,12 @@ struct DumpAccount {
 }
 
 impl DebugApi {
-    pub fn new(chain: Option<Arc<Chain>>) -> DebugApi {
+    /// The namespace over `chain` (if any), reporting `metrics` (whose samplers read the
+    /// chain, the pool and the peers).
+    pub fn new(chain: Option<Arc<Chain>>, metrics: Arc<Metrics>) -> DebugApi {
         DebugApi {
             chain,
+            metrics,
             heavy: AtomicUsize::new(0),
         }
     }
@@ -465,22 +471,51 @@ impl DebugApi {
             .unwrap_or(0) as u64)
     }
 
-    /// `debug_metrics(raw)`: the node's counters, grouped (`raw` is required, as the
-    /// reference's; the numbers are the same either way).
+    /// `debug_metrics(raw)`: the node's numbers, grouped: the process's memory, and with a
+    /// chain its head (number, age in seconds), pool, trie-node cache (with the progress of a
+    /// save) and file, and state migration; the connected peers with a p2p server; and when
+    /// the node collects (`--metrics`) the RPC calls per method and transport (count, seconds
+    /// spent) and the blocks and transactions sealed and imported. `raw` is required, as the
+    /// reference's, and changes nothing.
     fn metrics(&self, _: &Call, p: &Params) -> Result<Value> {
         let _raw: bool = p.required(0)?;
-        let mem = mem_stats();
-        let mut m = json!({"process": {"rss": mem.0, "peakRss": mem.1, "virtual": mem.2}});
-        if let Some(chain) = self.chain.as_deref() {
-            let (pending, queued) = chain.pool_counts();
-            let (entries, bytes, enabled) = chain.node_cache_usage();
-            let (nodes, file_bytes) = chain.node_file_usage();
-            m["chain"] = json!({"head": chain.head_number()});
-            m["txpool"] = json!({"pending": pending, "queued": queued});
+        let s = self.metrics.sample();
+        let p = s.process;
+        let mut m = json!({
+            "process": {"rss": p.resident, "peakRss": p.peak_resident, "virtual": p.virtual_size},
+            "collecting": self.metrics.collecting(),
+        });
+        if let Some(c) = &s.chain {
+            let t = &c.trie_cache;
+            let g = &c.migration;
+            m["chain"] = json!({"head": c.head_number, "headAge": s.head_age});
+            m["txpool"] = json!({"pending": c.pending, "queued": c.queued});
             m["trie"] = json!({
-                "cache": {"enabled": enabled, "entries": entries, "bytes": bytes,
-                          "loadedFromDisk": chain.node_cache_loaded()},
-                "file": {"nodes": nodes, "bytes": file_bytes},
+                "cache": {"enabled": t.enabled, "entries": t.entries, "bytes": t.bytes,
+                          "loadedFromDisk": t.loaded_from_disk,
+                          "save": {"running": t.saving, "written": t.save_written,
+                                   "total": t.save_total}},
+                "file": {"nodes": c.node_file_nodes, "bytes": c.node_file_bytes},
+            });
+            m["migration"] = json!({
+                "running": g.running, "blockNumber": g.block_number, "committed": g.committed,
+                "read": g.read, "pending": g.pending, "progress": g.progress,
+            });
+        }
+        if let Some(peers) = s.peers {
+            m["p2p"] = json!({"peers": peers});
+        }
+        if self.metrics.collecting() {
+            let mut rpc = serde_json::Map::new();
+            for c in self.metrics.calls() {
+                let per = rpc.entry(c.method).or_insert_with(|| json!({}));
+                per[c.transport.as_str()] = json!({"count": c.count, "seconds": c.seconds});
+            }
+            m["rpc"] = Value::Object(rpc);
+            let b = self.metrics.block_counts();
+            m["blocks"] = json!({
+                "sealed": b.sealed_blocks, "sealedTransactions": b.sealed_transactions,
+                "imported": b.imported_blocks, "importedTransactions": b.imported_transactions,
             });
         }
         Ok(m)
@@ -510,8 +545,8 @@ impl DebugApi {
 
     /// `debug_memStats`: resident, peak resident and virtual memory, bytes.
     fn mem_stats(&self, _: &Call, _: &Params) -> Result<Value> {
-        let (rss, peak, virt) = mem_stats();
-        Ok(json!({"rss": rss, "peakRss": peak, "virtual": virt}))
+        let p = ProcessMemory::read();
+        Ok(json!({"rss": p.resident, "peakRss": p.peak_resident, "virtual": p.virtual_size}))
     }
 
     /// `debug_gcStats`: zeros, for tools that expect the method.
@@ -553,19 +588,6 @@ fn decimal(v: &[u8; 32]) -> String {
     }
     digits.reverse();
     String::from_utf8(digits).expect("digits")
-}
-
-/// Resident, peak resident and virtual size of this process in bytes, from /proc.
-fn mem_stats() -> (u64, u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |k| k * 1024)
-    };
-    (kib("VmRSS:"), kib("VmHWM:"), kib("VmSize:"))
 }
 
 #[cfg(test)]

@@ -98,7 +98,10 @@ mod tests {
             net: Arc::new(net::NetApi::new(1, Arc::new(AtomicBool::new(false)))),
             personal: Arc::new(personal::PersonalApi::new(ks, unlocked, false)),
             rpc: Arc::new(rpc::RpcApi),
-            debug: Arc::new(debug::DebugApi::new(None)),
+            debug: Arc::new(debug::DebugApi::new(
+                None,
+                Arc::new(crate::metrics::Metrics::new(false)),
+            )),
             txpool: Arc::new(txpool::TxpoolApi::new(None)),
             web3: Arc::new(web3::Web3Api),
         };

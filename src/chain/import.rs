@@ -661,6 +661,7 @@ impl Chain {
                     };
                 }
                 new += good;
+                self.count_imported(good, chunk[..good].iter().map(|r| r.tx_hashes.len()).sum());
                 let last = &chunk[good - 1];
                 // The new head's nodes are the ones the next blocks will read; the nodes of
                 // the chunk's earlier blocks would only push them out of the cache.

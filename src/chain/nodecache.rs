@@ -40,7 +40,13 @@ impl Chain {
             .spawn(move || {
                 let t = std::time::Instant::now();
                 let genesis = chain.genesis_hash().unwrap_or_default();
-                match cachefile::save(&chain.nodes, &datadir, &genesis, &chain.stopping) {
+                match cachefile::save_with_progress(
+                    &chain.nodes,
+                    &datadir,
+                    &genesis,
+                    &chain.stopping,
+                    &chain.save_progress,
+                ) {
                     Ok((nodes, bytes)) => crate::log::info(
                         "Saved the trie node cache",
                         &[

@@ -21,7 +21,8 @@ use clap::{CommandFactory, Parser};
     after_help = "Port 0 for --rpcport, --wsport and --port picks a free port; the chosen address \
 is logged on one line, e.g. `HTTP endpoint opened url=http://127.0.0.1:PORT`, \
 `WebSocket endpoint opened url=ws://127.0.0.1:PORT`, `IPC endpoint opened url=PATH`, \
-`P2P listening kni=KNI_URL`. The p2p listener runs only on a node with a chain (--dev, or \
+`P2P listening kni=KNI_URL`, `Prometheus endpoint opened url=http://127.0.0.1:PORT/metrics` \
+(--prometheusport 0 too). The p2p listener runs only on a node with a chain (--dev, or \
 after chaind init); static peers come from --staticnodes or DATADIR/static-nodes.json (a JSON \
 array of kni URLs) and admin_addPeer. Flags marked \"accepted for compatibility\" are parsed \
 but change nothing. \
@@ -37,8 +38,8 @@ pub struct Config {
     pub datadir: Option<PathBuf>,
     /// Configuration file of KEY=VALUE lines (shell style, # comments): RPC_ENABLE, RPC_API,
     /// RPC_ADDR, RPC_PORT, RPC_CORSDOMAIN, RPC_VHOSTS, WS_ENABLE, WS_API, WS_ADDR, WS_PORT,
-    /// WS_ORIGINS, PORT, NETWORK_ID, DATA_DIR, ADDITIONAL (raw extra flags). Flags on the
-    /// command line win
+    /// WS_ORIGINS, PORT, NETWORK_ID, DATA_DIR, METRICS, PROMETHEUS, ADDITIONAL (raw extra
+    /// flags). Flags on the command line win
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Keystore directory [default: DATADIR/keystore]
@@ -188,6 +189,19 @@ pub struct Config {
     /// debug_gcStats) over IPC only; HTTP and WebSocket keep the safe subset
     #[arg(long = "rpc.unsafe-debug.disable")]
     pub unsafe_debug_disable: bool,
+    /// Enable metrics collection and reporting: RPC calls per method and transport, blocks
+    /// and transactions sealed and imported (debug_metrics shows them; --prometheus serves
+    /// them)
+    #[arg(long)]
+    pub metrics: bool,
+    /// Enable prometheus exporter: with --metrics, serve the metrics at
+    /// http://127.0.0.1:PORT/metrics (loopback only); without --metrics nothing listens
+    #[arg(long)]
+    pub prometheus: bool,
+    /// Prometheus exporter listening port (0 = any free port)
+    #[arg(long, value_name = "PORT", default_value_t = 61001)]
+    pub prometheusport: u16,
+
     /// Log level: 0 silent, 1 error, 2 warn, 3 info, 4 debug, 5 trace
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=5))]
     pub verbosity: u8,
@@ -422,6 +436,19 @@ pub fn config_file_args(path: &Path) -> Result<Vec<String>, ConfigError> {
             | "WS_ADDR"
             | "WS_PORT"
             | "WS_ORIGINS" => Vec::new(),
+            // The reference's launcher: `--metrics`, `--prometheus` when set to 1.
+            "METRICS" | "PROMETHEUS" => {
+                let on = file_bool(key, value).map_err(|message| ConfigError::Syntax {
+                    path: path.into(),
+                    line: *line,
+                    message,
+                })?;
+                if on {
+                    vec![format!("--{}", key.to_ascii_lowercase())]
+                } else {
+                    Vec::new()
+                }
+            }
             "PORT" => flag("port"),
             "NETWORK_ID" => flag("networkid"),
             "DATA_DIR" => flag("datadir"),
@@ -717,6 +744,30 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn metrics_flags_and_the_launcher_switches() {
+        let c = try_parse(&[]).unwrap();
+        assert!(!c.metrics && !c.prometheus);
+        assert_eq!(c.prometheusport, 61001);
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("chaind.conf");
+        std::fs::write(&f, "METRICS=1\nPROMETHEUS=true\n").unwrap();
+        assert_eq!(
+            config_file_args(&f).unwrap(),
+            vec!["--metrics", "--prometheus"]
+        );
+        std::fs::write(&f, "METRICS=0\nPROMETHEUS=false\n").unwrap();
+        assert!(config_file_args(&f).unwrap().is_empty());
+        std::fs::write(&f, "# c\nPROMETHEUS=on\n").unwrap();
+        assert_eq!(
+            config_file_args(&f).unwrap_err().to_string(),
+            format!(
+                "{}:2: PROMETHEUS: invalid value \"on\": use true, false, 1 or 0",
+                f.display()
+            )
+        );
     }
 
     #[test]

@@ -466,6 +466,7 @@ impl Node {
         let peers: Option<Arc<dyn crate::api::admin::Peers>> = p2p
             .clone()
             .map(|s| Arc::new(peers::ServerPeers(s)) as Arc<dyn crate::api::admin::Peers>);
+        let metrics = node_metrics(cfg, chain.as_ref(), peers.clone());
         let feeds = Arc::new(ChainFeeds::default());
         let filters = crate::api::filters::Filters::new();
         let apis = Apis {
@@ -500,12 +501,18 @@ impl Node {
                 .with_chain(chain.clone()),
             ),
             rpc: Arc::new(RpcApi),
-            debug: Arc::new(crate::api::debug::DebugApi::new(chain.clone())),
+            debug: Arc::new(crate::api::debug::DebugApi::new(
+                chain.clone(),
+                metrics.clone(),
+            )),
             txpool: Arc::new(crate::api::txpool::TxpoolApi::new(chain.clone())),
             web3: Arc::new(Web3Api),
         };
         let mut registry = Registry::new(limit);
         apis.register(&mut registry);
+        if metrics.collecting() {
+            registry.record_to(metrics.clone());
+        }
         if cfg.unsafe_debug_disable {
             // The reference's unsafe debug groups: IPC only (admin-and-rpc 5).
             for m in crate::api::debug::UNSAFE {
@@ -584,6 +591,20 @@ impl Node {
         if let Some(server) = p2p {
             plan.push(Box::new(crate::p2p::server::PeerService(server)));
         }
+        if cfg.prometheus && cfg.metrics {
+            // Before the endpoints: a script that waits for them finds this line logged.
+            plan.push(Box::new(crate::metrics::Exporter::new(
+                PROMETHEUS_HOST,
+                cfg.prometheusport,
+                metrics.clone(),
+            )));
+        } else if cfg.prometheus {
+            // The reference starts no exporter then either, silently.
+            log::warn(
+                "Prometheus endpoint not opened: --prometheus needs --metrics",
+                &[],
+            );
+        }
         plan.push(Box::new(endpoint_service));
         for s in plan {
             let started = lock(&node.services).start(s);
@@ -613,8 +634,36 @@ impl Node {
     }
 }
 
-/// On a fresh `--dev` data directory, creates the developer account (empty passphrase) and
-/// records its address in `<datadir>/dev-account`; later starts leave the keystore alone.
+/// Where the Prometheus endpoint listens. The reference listens on every interface and has
+/// no flag to choose; metrics tell anyone who can read them the node's load and peers, so
+/// ours stays on the loopback address (README, "Metrics").
+pub const PROMETHEUS_HOST: &str = "127.0.0.1";
+
+/// The node's metrics: collecting when `--metrics` is given, with samplers that read the
+/// chain's numbers and the peer count when someone looks. A chain given collects its sealed
+/// and imported blocks into them.
+fn node_metrics(
+    cfg: &Config,
+    chain: Option<&Arc<Chain>>,
+    peers: Option<Arc<dyn crate::api::admin::Peers>>,
+) -> Arc<crate::metrics::Metrics> {
+    let metrics = Arc::new(crate::metrics::Metrics::new(cfg.metrics));
+    if let Some(c) = chain {
+        if cfg.metrics {
+            c.record_to(metrics.clone());
+        }
+        // Weak: the chain holds the metrics, which must not keep the chain alive.
+        let c = Arc::downgrade(c);
+        metrics.add_sampler(Box::new(move |s| {
+            s.chain = c.upgrade().map(|c| c.metrics_sample());
+        }));
+    }
+    if let Some(p) = peers {
+        metrics.add_sampler(Box::new(move |s| s.peers = Some(p.count() as u64)));
+    }
+    metrics
+}
+
 /// The genesis file `chaind init` kept in the data directory.
 const INIT_GENESIS: &str = "genesis.json";
 

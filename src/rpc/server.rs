@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -14,6 +15,7 @@ use serde_json::Value;
 use super::error::RpcError;
 use super::params::Params;
 use super::pubsub::{Connection, SubscriptionKind, SubscriptionLimit};
+use crate::metrics::{CallMeter, Metrics};
 
 /// Which transport a call arrived on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +23,27 @@ pub enum Transport {
     Http,
     Ws,
     Ipc,
+}
+
+impl Transport {
+    /// Its name in metrics: `http`, `ws`, `ipc`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Transport::Http => "http",
+            Transport::Ws => "ws",
+            Transport::Ipc => "ipc",
+        }
+    }
+}
+
+/// One method's call meters, one per transport, made on first use.
+#[derive(Default)]
+struct Meters([OnceLock<CallMeter>; 3]);
+
+impl Meters {
+    fn get(&self, metrics: &Metrics, method: &str, transport: Transport) -> &CallMeter {
+        self.0[transport as usize].get_or_init(|| metrics.call_meter(method, transport.label()))
+    }
 }
 
 /// What a handler knows about the call besides its parameters.
@@ -54,6 +77,7 @@ struct Registered {
     /// Most positional parameters the method takes (more is `too many arguments`).
     max_params: usize,
     handler: Handler,
+    meters: Meters,
 }
 
 /// The module of a method name: the text before the first `_`.
@@ -70,6 +94,13 @@ pub struct Registry {
     ipc_only: std::collections::HashSet<&'static str>,
     kinds: HashMap<(String, String), Arc<dyn SubscriptionKind>>,
     limit: SubscriptionLimit,
+    /// Where calls are counted (`--metrics`); `None`: not counted.
+    metrics: Option<Arc<Metrics>>,
+    /// Meters of `<module>_subscribe` and `<module>_unsubscribe` for the modules with
+    /// subscriptions, and of calls to methods that do not exist (`unknown`: a name an
+    /// attacker chooses is no label).
+    stream_meters: HashMap<String, Meters>,
+    unknown_meters: Meters,
 }
 
 impl Registry {
@@ -92,6 +123,7 @@ impl Registry {
             Registered {
                 max_params,
                 handler,
+                meters: Meters::default(),
             },
         );
         assert!(prev.is_none(), "method {name} registered twice");
@@ -111,6 +143,28 @@ impl Registry {
     ) {
         self.kinds
             .insert((module.to_string(), name.to_string()), kind);
+        for m in ["subscribe", "unsubscribe"] {
+            self.stream_meters
+                .entry(format!("{module}_{m}"))
+                .or_default();
+        }
+    }
+
+    /// Counts every call from now on into `metrics`: per method and transport, a count and
+    /// the time to answer.
+    pub fn record_to(&mut self, metrics: Arc<Metrics>) {
+        self.metrics = Some(metrics);
+    }
+
+    /// The meter of `method`'s calls on `transport`.
+    fn meter(&self, metrics: &Metrics, method: &str, transport: Transport) -> &CallMeter {
+        if let Some(r) = self.methods.get(method) {
+            return r.meters.get(metrics, method, transport);
+        }
+        match self.stream_meters.get(method) {
+            Some(m) => m.get(metrics, method, transport),
+            None => self.unknown_meters.get(metrics, "unknown", transport),
+        }
     }
 
     pub fn limit(&self) -> &SubscriptionLimit {
@@ -574,8 +628,28 @@ impl Dispatcher {
     }
 
     /// [`Dispatcher::call`] with parameters that may have failed to decode: that error is
-    /// answered where the reference decodes them, after the method is found.
+    /// answered where the reference decodes them, after the method is found. Counted when
+    /// the registry records calls.
     fn call_decoded(
+        &self,
+        method: &str,
+        params: Result<Option<Value>, RpcError>,
+        conn: Option<&Arc<Connection>>,
+    ) -> Result<Value, RpcError> {
+        let Some(metrics) = self.registry.metrics.as_deref() else {
+            return self.run_call(method, params, conn);
+        };
+        let started = Instant::now();
+        let result = self.run_call(method, params, conn);
+        self.registry
+            .meter(metrics, method, self.transport)
+            .record(started.elapsed());
+        result
+    }
+
+    /// Runs one call: subscriptions, or method lookup (gated by module), parameter count,
+    /// the handler.
+    fn run_call(
         &self,
         method: &str,
         params: Result<Option<Value>, RpcError>,
@@ -1027,6 +1101,57 @@ mod tests {
         assert_eq!(
             reply(&d, &big).unwrap(),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large: 1001 calls, at most 1000 allowed"}}"#
+        );
+    }
+
+    #[test]
+    fn calls_are_counted_per_method_and_transport_when_recording() {
+        let mut r = Registry::default();
+        r.register(
+            "chain_x",
+            0,
+            Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))),
+        );
+        r.register_subscription(
+            "chain",
+            "newHeads",
+            Arc::new(super::super::pubsub::FeedKind(
+                super::super::pubsub::Feed::new(),
+            )),
+        );
+        let metrics = Arc::new(Metrics::new(true));
+        r.record_to(metrics.clone());
+        let r = Arc::new(r);
+        let http = Dispatcher::new(r.clone(), None, Transport::Http, false, DEFAULT_LIMITS);
+        let ipc = Dispatcher::new(r, None, Transport::Ipc, false, DEFAULT_LIMITS);
+        for _ in 0..3 {
+            http.handle_bytes(br#"{"jsonrpc":"2.0","id":1,"method":"chain_x"}"#);
+        }
+        // A batch counts each call; a refused call counts too.
+        http.handle_bytes(
+            br#"[{"jsonrpc":"2.0","id":1,"method":"chain_x"},{"jsonrpc":"2.0","id":2,"method":"chain_x","params":[1]}]"#,
+        );
+        ipc.call("chain_x", None, None).unwrap();
+        // Names nobody registered are one series, whatever they are.
+        http.call("nope_a", None, None).unwrap_err();
+        http.call("nope_b", None, None).unwrap_err();
+        http.call("nope_subscribe", None, None).unwrap_err();
+        http.call("chain_subscribe", Some(json!(["newHeads"])), None)
+            .unwrap_err();
+        let counts: Vec<(String, String, u64)> = metrics
+            .calls()
+            .into_iter()
+            .map(|c| (c.method, c.transport, c.count))
+            .collect();
+        let row = |m: &str, t: &str, n| (m.to_string(), t.to_string(), n);
+        assert_eq!(
+            counts,
+            vec![
+                row("chain_subscribe", "http", 1),
+                row("chain_x", "http", 5),
+                row("chain_x", "ipc", 1),
+                row("unknown", "http", 3),
+            ]
         );
     }
 
