@@ -411,6 +411,13 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.to_string(), "export failed on #9: not found");
         assert!(!path.exists());
+        // Stopped (SIGINT in chaind export): no file, and no partial one either.
+        let path = dir.path().join("stopped.rlp");
+        let stopped = AtomicBool::new(true);
+        let err = export_in_segments(&chain, &path, (None, None), &stopped, &mut |_, _| {}, 2)
+            .unwrap_err();
+        assert!(matches!(err, ExportError::Stopped), "{err}");
+        assert!(!path.exists());
         let temps = std::fs::read_dir(dir.path())
             .unwrap()
             .filter(|e| {
