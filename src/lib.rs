@@ -40,6 +40,7 @@
 //! - [`passphrase`]: reading passphrases from a file, standard input or a no-echo prompt,
 //!   never from argv.
 //! - [`log`], [`clock`]: log lines; UTC calendar fields without a date crate.
+//! - [`duration`]: durations as text: Go's syntax (RPC parameters) and the options' form.
 //! - [`wipe_alloc`]: the global allocator of the binaries, which wipes freed memory.
 
 pub mod api;
@@ -49,6 +50,7 @@ pub mod clock;
 pub mod console;
 pub mod crypto;
 pub mod datadir;
+pub mod duration;
 pub mod events;
 pub mod exec;
 pub mod keystore;

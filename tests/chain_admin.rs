@@ -182,7 +182,7 @@ fn chaind_export_works_offline() {
     assert_eq!(again.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&again.stderr),
-        "error: location would overwrite an existing file\n"
+        format!("error: cannot create {file}: the file exists (export never overwrites a file)\n")
     );
     let bad = chaind(
         dir.path(),
@@ -453,7 +453,7 @@ fn chaind_import_works_offline() {
     assert_eq!(
         String::from_utf8_lossy(&failed.stderr),
         format!(
-            "error: open {}: no such file or directory\n",
+            "error: cannot open {}: no such file or directory\n",
             missing.display()
         )
     );

@@ -1419,6 +1419,18 @@ fn sigterm_and_sigint_stop_cleanly() {
             "the IPC socket {} is left behind after signal {sig}",
             ipc.display()
         );
+        // The log names the signal.
+        let name = if sig == libc::SIGTERM {
+            "SIGTERM"
+        } else {
+            "SIGINT"
+        };
+        let said = format!("] Received {name}, shutting down");
+        assert!(
+            wait_until(10, || n.log_text().lines().any(|l| l.ends_with(&said))),
+            "no {said:?} in the log:\n{}",
+            n.log_text()
+        );
         assert!(!answers(&http));
         // The datadir is free again.
         let dir = std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap());
@@ -1902,6 +1914,58 @@ fn bad_value_in_the_config_file_names_its_line() {
     assert!(run.stderr.contains("soon"), "{run:?}");
 }
 
+/// Every duration option takes seconds and the unit form, on the command line and in the
+/// configuration file: a read timeout of `1500ms` from the file answers a request whose body
+/// never comes with 408 (the default would wait 30 s, past the client's patience here); the
+/// other options start a node in either form; a bad value is a usage error that says which
+/// forms are taken.
+#[test]
+fn durations_take_seconds_or_units_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = write_file(
+        dir.path(),
+        "chaind.conf",
+        "RPC_ENABLE=1\nRPC_ADDR=127.0.0.1\nRPC_PORT=0\nRPC_READ_TIMEOUT=1500ms\nRPC_IDLE_TIMEOUT=2m\n",
+    );
+    let n = Node::start(&[
+        "--config",
+        conf.to_str().unwrap(),
+        "--dev",
+        "--dev.period",
+        "500ms",
+        "--rpcwritetimeout",
+        "1m30s",
+        "--rpcexecutiontimeout",
+        "90",
+        "--state.trie-cache-save-period",
+        "1h30m",
+    ]);
+    let url = nth_endpoint(&n, "HTTP endpoint opened", "http://", 0);
+    assert_eq!(ok(http_call(&url, "net_version", json!([]))), json!("1000"));
+    let mut s = TcpStream::connect(host_port(&url)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(
+        b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+    )
+    .unwrap();
+    let (status, _) = read_http_response(&mut s);
+    assert_eq!(status, 408);
+    for (flag, value) in [
+        ("--rpcreadtimeout", "soon"),
+        ("--dev.period", "-1"),
+        ("--rpcidletimeout", "1h 30m"),
+    ] {
+        let run = run_chaind(&[os(&format!("{flag}={value}"))], 10);
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(
+            run.stderr.starts_with(&format!(
+                "error: invalid value '{value}' for '{flag} <DURATION>': invalid duration {value:?}: use seconds (30, 0.5) or numbers with units ns, us, ms, s, m, h (90s, 1m30s, 1h)"
+            )),
+            "{run:?}"
+        );
+    }
+}
+
 #[test]
 fn help_marks_the_flags_without_effect() {
     let run = run_chaind(&[os("--help")], 10);
@@ -1936,7 +2000,7 @@ fn help_marks_the_flags_without_effect() {
         "--maxconnections <N>",
         "--staticnodes <FILE>",
         "--nodekey <FILE>",
-        "--dev.period <SECONDS>",
+        "--dev.period <DURATION>",
         "--state.trie-cache-limit <MB>",
         "--state.trie-cache-save-period <DURATION>",
         "--rpc.unsafe-debug.disable",

@@ -513,3 +513,46 @@ fn keytool_import_raw_prompts_for_key_data() {
     );
     assert_eq!(key_files(std::path::Path::new(ks)).len(), 1);
 }
+
+/// The progress bars of `chaind import` and `chaind export` on a terminal count blocks
+/// (not bytes or batches), with the total when it is known: an export's range, an
+/// uncompressed import file's blocks (counted beside the import); a gzip file's total is
+/// not known, and its bar counts without one.
+#[test]
+fn chaind_import_and_export_bars_count_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = chain_node::crypto::SecretKey::from_slice(&[0x41; 32]).unwrap();
+    let (genesis_file, genesis) = common::funded_genesis(dir.path(), v.address(), 1000);
+    let file = dir.path().join("blocks.rlp");
+    common::write_empty_blocks(&file, &genesis, &v, 3000);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    common::chaind_init(&a, &genesis_file);
+    common::chaind_init(&b, &genesis_file);
+    let chaind = common::chaind_bin();
+    let chaind = chaind.to_str().unwrap();
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let run = |args: &[&str], expect: &[&str]| {
+        let mut c = Console::spawn_program(chaind, args, dir.path());
+        for text in expect {
+            c.expect(text);
+        }
+        assert_eq!(c.wait(), 0, "{}", c.screen());
+        let screen = c.screen();
+        for unit in ["iB", " B/", "batch"] {
+            assert!(!screen.contains(unit), "{args:?}: {screen}");
+        }
+    };
+    run(
+        &["--datadir", &s(&a), "import", &s(&file)],
+        &["Importing [", "] 3000/3000 blocks", "3000 new, 0 known"],
+    );
+    let gz = dir.path().join("all.rlp.gz");
+    run(
+        &["--datadir", &s(&a), "export", &s(&gz)],
+        &["Exporting [", "] 3001/3001 blocks"],
+    );
+    run(
+        &["--datadir", &s(&b), "import", &s(&gz)],
+        &["Importing 3001 blocks", "3000 new, 1 known"],
+    );
+}

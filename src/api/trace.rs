@@ -5,7 +5,6 @@
 //! ([`RawJson`]): a `Value` would sort the keys.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -111,11 +110,11 @@ pub fn trace_options(v: Option<&Value>, i: usize) -> Result<TraceOptions> {
         }
     }
     let timeout = match timeout {
-        Some(t) => parse_duration(&t).map_err(server)?,
+        Some(t) => crate::duration::parse_go(&t).map_err(server)?,
         None => DEFAULT_TIMEOUT,
     };
     if let Some(t) = logger_timeout {
-        parse_duration(&t).map_err(server)?;
+        crate::duration::parse_go(&t).map_err(server)?;
     }
     let mode = match tracer.as_deref() {
         None => Mode::Steps(log),
@@ -128,84 +127,6 @@ pub fn trace_options(v: Option<&Value>, i: usize) -> Result<TraceOptions> {
         Some(_) => return Err(server("Only predefined tracers are supported")),
     };
     Ok(TraceOptions { mode, timeout })
-}
-
-/// A Go duration (`time.ParseDuration`: `300ms`, `-1.5h`, `2h45m`), with its error texts. A
-/// negative duration is zero: the deadline has passed already.
-pub fn parse_duration(orig: &str) -> std::result::Result<Duration, String> {
-    let quote = |s: &str| format!("{s:?}");
-    let invalid = || format!("time: invalid duration {}", quote(orig));
-    let mut s = orig;
-    let mut negative = false;
-    if let Some(rest) = s.strip_prefix('-') {
-        negative = true;
-        s = rest;
-    } else if let Some(rest) = s.strip_prefix('+') {
-        s = rest;
-    }
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    if s.is_empty() {
-        return Err(invalid());
-    }
-    let mut nanos: f64 = 0.0;
-    while !s.is_empty() {
-        let b = s.as_bytes();
-        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
-            return Err(invalid());
-        }
-        let int_len = b.iter().take_while(|c| c.is_ascii_digit()).count();
-        let (int, rest) = s.split_at(int_len);
-        s = rest;
-        let mut frac = "";
-        if let Some(rest) = s.strip_prefix('.') {
-            let n = rest.bytes().take_while(u8::is_ascii_digit).count();
-            frac = &rest[..n];
-            s = &rest[n..];
-            if int.is_empty() && frac.is_empty() {
-                return Err(invalid());
-            }
-        }
-        if int.len() > 19 {
-            return Err(invalid());
-        }
-        let unit_len = s
-            .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map_or(s.len(), |(i, _)| i);
-        if unit_len == 0 {
-            return Err(format!("time: missing unit in duration {}", quote(orig)));
-        }
-        let (unit, rest) = s.split_at(unit_len);
-        s = rest;
-        let scale: f64 = match unit {
-            "ns" => 1.0,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => {
-                return Err(format!(
-                    "time: unknown unit {} in duration {}",
-                    quote(unit),
-                    quote(orig)
-                ))
-            }
-        };
-        let number: f64 = format!("{}.{}0", if int.is_empty() { "0" } else { int }, frac)
-            .parse()
-            .map_err(|_| invalid())?;
-        nanos += number * scale;
-        if nanos > i64::MAX as f64 {
-            return Err(invalid());
-        }
-    }
-    if negative {
-        return Ok(Duration::ZERO);
-    }
-    Ok(Duration::from_nanos(nanos as u64))
 }
 
 /// A trace as the reference's JSON.
@@ -356,38 +277,6 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn go_durations() {
-        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("300ms"), Ok(Duration::from_millis(300)));
-        assert_eq!(parse_duration(".5s"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("10\u{b5}s"), Ok(Duration::from_micros(10)));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert_eq!(parse_duration("-1s"), Ok(Duration::ZERO));
-        assert_eq!(
-            parse_duration("abc").unwrap_err(),
-            r#"time: invalid duration "abc""#
-        );
-        assert_eq!(
-            parse_duration("").unwrap_err(),
-            r#"time: invalid duration """#
-        );
-        assert_eq!(
-            parse_duration("10").unwrap_err(),
-            r#"time: missing unit in duration "10""#
-        );
-        assert_eq!(
-            parse_duration("10x").unwrap_err(),
-            r#"time: unknown unit "x" in duration "10x""#
-        );
-        assert_eq!(
-            parse_duration(".s").unwrap_err(),
-            r#"time: invalid duration ".s""#
-        );
-    }
-
-    #[test]
     fn trace_config_as_the_reference_decodes_it() {
         let opts = trace_options(None, 1).unwrap();
         assert_eq!(opts.mode, Mode::Steps(LogConfig::default()));
@@ -409,7 +298,7 @@ mod tests {
                 limit: 7
             })
         );
-        assert_eq!(opts.timeout, Duration::from_secs(2));
+        assert_eq!(opts.timeout, std::time::Duration::from_secs(2));
         assert_eq!(
             trace_options(Some(&json!({"tracer": "callTracer"})), 1)
                 .unwrap()

@@ -22,7 +22,7 @@ use crate::api::net::NetApi;
 use crate::api::personal::PersonalApi;
 use crate::api::{rpc::RpcApi, web3::Web3Api, Apis};
 use crate::chain::genesis::Genesis;
-use crate::chain::Chain;
+use crate::chain::{Chain, DEFAULT_NODE_CACHE_BYTES};
 use crate::crypto::Address;
 use crate::datadir::{atomic, DataDir, DatadirLock};
 use crate::events::Bus;
@@ -367,7 +367,7 @@ impl Node {
                 sealer = Some(crate::chain::Sealer::new(
                     chain.clone(),
                     key,
-                    std::time::Duration::from_secs(cfg.dev_period),
+                    cfg.dev_period,
                 ));
             }
             Some(chain)
@@ -391,7 +391,7 @@ impl Node {
             sealer = Some(crate::chain::Sealer::new(
                 chain.clone(),
                 validator,
-                std::time::Duration::from_secs(cfg.dev_period),
+                cfg.dev_period,
             ));
             Some(chain)
         } else {
@@ -711,10 +711,27 @@ pub(crate) fn existing_genesis(
     Ok(Some(genesis))
 }
 
+/// Writes the block of `genesis` into the chain database of `layout` (refused when it holds
+/// another chain), keeps `file` (the genesis as a file) beside it for the node, and returns
+/// the chain opened with a trie-node cache of `cache` bytes. The caller holds the lock.
+fn write_genesis(
+    layout: &DataDir,
+    genesis: &Genesis,
+    file: &[u8],
+    cache: usize,
+) -> Result<Chain, StartError> {
+    let chain = Chain::open_with(&layout.chaindata(), genesis, cache)?;
+    atomic::write_atomic(&layout.chaindata().join(INIT_GENESIS), file, |_, _| {
+        Ok::<_, datadir::Error>(())
+    })?;
+    Ok(chain)
+}
+
 /// `chaind init GENESIS.json`: checks the file, writes its genesis block into the data
 /// directory (refused when it holds another chain), and keeps the file there for the node.
 /// Returns the exit code: 0, 2 for a bad file, 1 when the data directory cannot take it.
 pub fn init(cfg: &Config, genesis_file: &Path) -> i32 {
+    log::set_verbosity(cfg.verbosity);
     let bytes = match std::fs::read(genesis_file) {
         Ok(b) => b,
         Err(e) => {
@@ -736,10 +753,7 @@ pub fn init(cfg: &Config, genesis_file: &Path) -> i32 {
         .map_err(StartError::from)
         .and_then(|()| layout.lock().map_err(StartError::from))
         .and_then(|lock| {
-            let chain = Chain::open(&layout.chaindata(), &genesis)?;
-            atomic::write_atomic(&layout.chaindata().join(INIT_GENESIS), &bytes, |_, _| {
-                Ok::<_, datadir::Error>(())
-            })?;
+            let chain = write_genesis(&layout, &genesis, &bytes, DEFAULT_NODE_CACHE_BYTES)?;
             Ok((chain.genesis_hash()?, lock))
         });
     match opened {
@@ -839,6 +853,22 @@ fn bound_malloc_arenas() {
     }
 }
 
+/// A signal's name as `kill -l` gives it, with the `SIG` prefix: `SIGINT`, `SIGTERM`, ...,
+/// or `signal N` for one without a name here.
+pub(crate) fn signal_name(sig: i32) -> String {
+    use signal_hook::consts::*;
+    let name = match sig {
+        SIGHUP => "SIGHUP",
+        SIGINT => "SIGINT",
+        SIGQUIT => "SIGQUIT",
+        SIGTERM => "SIGTERM",
+        SIGUSR1 => "SIGUSR1",
+        SIGUSR2 => "SIGUSR2",
+        _ => return format!("signal {sig}"),
+    };
+    name.to_string()
+}
+
 /// Runs `chaind`: starts the node, waits for SIGINT or SIGTERM, shuts down. Returns the exit
 /// code.
 pub fn run(cfg: Config) -> i32 {
@@ -874,7 +904,8 @@ pub fn run(cfg: Config) -> i32 {
         &[("datadir", &node.datadir.display().to_string())],
     );
     let sig = signals.forever().next();
-    log::info("Shutting down", &[("signal", &format!("{sig:?}"))]);
+    let name = sig.map_or_else(|| "a signal".to_string(), signal_name);
+    log::info(&format!("Received {name}, shutting down"), &[]);
     node.stop();
     0
 }
