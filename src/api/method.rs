@@ -70,12 +70,14 @@ pub const fn opt(name: &'static str, kind: ParamKind) -> ParamSpec {
     }
 }
 
-/// A method's name, parameters and one-line summary: what clients know of it.
+/// A method's name, parameters, one-line summary and result: what clients know of it.
 #[derive(Debug, Clone, Copy)]
 pub struct MethodSpec {
     pub name: &'static str,
     pub params: &'static [ParamSpec],
     pub summary: &'static str,
+    /// What a successful call answers, in a few words (`string: the address`).
+    pub returns: &'static str,
 }
 
 impl MethodSpec {
@@ -155,11 +157,13 @@ pub fn specs<A: Namespace>() -> Vec<MethodSpec> {
                 "Subscribe to {} (WebSocket, IPC)",
                 names.join(" or ")
             )),
+            returns: "string: the subscription id; then one notification per event, {subscription, result}",
         });
         v.push(MethodSpec {
             name: leak(format!("{}_unsubscribe", A::MODULE)),
             params: UNSUBSCRIBE_PARAMS,
             summary: "Cancel a subscription",
+            returns: "true; an error for an unknown id",
         });
     }
     v
@@ -176,16 +180,17 @@ pub fn reply<T: Serialize, E: Into<RpcError>>(r: Result<T, E>) -> Result<Value, 
 }
 
 /// Declares one method of a namespace: `method!("personal_sign", [p(..), ..], "summary",
-/// Self::sign)`, where the handler is `fn(&Self, &Call, &Params) -> Result<T, E>` with a
-/// serializable `T` and an error that maps to a JSON-RPC error.
+/// "what it returns", Self::sign)`, where the handler is `fn(&Self, &Call, &Params) ->
+/// Result<T, E>` with a serializable `T` and an error that maps to a JSON-RPC error.
 #[macro_export]
 macro_rules! method {
-    ($name:literal, [$($param:expr),* $(,)?], $summary:literal, $handler:path $(,)?) => {
+    ($name:literal, [$($param:expr),* $(,)?], $summary:literal, $returns:literal, $handler:path $(,)?) => {
         $crate::api::method::Method {
             spec: $crate::api::method::MethodSpec {
                 name: $name,
                 params: &[$($param),*],
                 summary: $summary,
+                returns: $returns,
             },
             handler: |a, c, p| $crate::api::method::reply($handler(a, c, p)),
         }

@@ -54,7 +54,7 @@ pub mod trace;
 pub mod validate;
 
 pub use admission::SubmitError;
-pub use nodecache::CacheSaver;
+pub use nodecache::{CacheSaver, CacheStatus, SaveOutcome};
 pub use read::{BlockRecord, TxRecord, BAD_BLOCKS};
 pub use seal::{seal_header, Sealer};
 
@@ -159,6 +159,9 @@ pub struct Chain {
     cache_loaded: std::sync::atomic::AtomicUsize,
     /// Set while the trie-node cache is being saved.
     saving: std::sync::atomic::AtomicBool,
+    /// How many cache saves have started, and how the last one that ended went
+    /// (`admin_trieNodeCacheStatus`).
+    saves: Mutex<nodecache::SaveHistory>,
     /// The validator's public key, once an import learnt it (`import.rs`, batched seals).
     validator_key: OnceLock<seal_batch::Key>,
     /// The thread saving the trie-node cache, joined at shutdown.
@@ -299,6 +302,7 @@ impl Chain {
             bus: OnceLock::new(),
             stopping: std::sync::atomic::AtomicBool::new(false),
             saving: std::sync::atomic::AtomicBool::new(false),
+            saves: Mutex::new(nodecache::SaveHistory::default()),
             validator_key: OnceLock::new(),
             cache_loaded: std::sync::atomic::AtomicUsize::new(0),
             migration: migration::Migration::default(),

@@ -57,8 +57,10 @@ pub struct Config {
     /// HTTP listening port (0 = any free port)
     #[arg(long, value_name = "PORT", default_value_t = 8551)]
     pub rpcport: u16,
-    /// Modules offered over HTTP, comma-separated (an empty list offers only rpc)
-    #[arg(long, value_name = "LIST", default_value = "chain,net,rpc")]
+    /// Modules offered over HTTP, comma-separated (an empty list offers only rpc; the
+    /// reference's klay offers chain, its other modules are accepted and offer nothing; any
+    /// other unknown name is refused)
+    #[arg(long, value_name = "LIST", default_value = "chain,net,rpc", value_parser = module_list)]
     pub rpcapi: String,
     /// Origins allowed by CORS, comma-separated (`*` for any; empty: CORS off)
     #[arg(long, value_name = "LIST", default_value = "")]
@@ -76,8 +78,8 @@ pub struct Config {
     /// WebSocket listening port (0 = any free port)
     #[arg(long, value_name = "PORT", default_value_t = 8552)]
     pub wsport: u16,
-    /// Modules offered over WebSocket, comma-separated (an empty list offers only rpc)
-    #[arg(long, value_name = "LIST", default_value = "chain,net,personal")]
+    /// Modules offered over WebSocket, comma-separated (as --rpcapi)
+    #[arg(long, value_name = "LIST", default_value = "chain,net,personal", value_parser = module_list)]
     pub wsapi: String,
     /// Allowed WebSocket Origin values, comma-separated (`*` for any; empty:
     /// `http://localhost` and `http://<hostname>`)
@@ -236,6 +238,12 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err(format!("invalid duration {s:?}: too large"));
     }
     Ok(Duration::from_nanos(nanos.round() as u64))
+}
+
+/// A `--rpcapi`/`--wsapi` list, checked: every name a module of this node or of the
+/// reference ([`crate::api::spec::resolve_modules`]).
+fn module_list(s: &str) -> Result<String, String> {
+    crate::api::spec::resolve_modules(s).map(|_| s.to_string())
 }
 
 /// A configuration-file problem, with its line number.
