@@ -158,11 +158,17 @@ fn module_command(module: &'static str) -> Command {
     for m in &methods {
         let method = m.name.split_once('_').map_or(m.name, |(_, rest)| rest);
         let line = format!("{method} {}", usage_of(m));
-        listing.push_str(&format!("\n  {}\n      {}", line.trim_end(), m.summary));
+        listing.push_str(&format!(
+            "\n  {}\n      {}\n      Returns: {}",
+            line.trim_end(),
+            m.summary,
+            m.returns
+        ));
     }
     let mut cmd = Command::new(module)
         .about(format!("Methods of the {module} module"))
         .after_long_help(listing)
+        .subcommand_value_name("METHOD")
         .subcommand_required(true)
         .arg_required_else_help(true);
     for m in methods {
@@ -1084,6 +1090,7 @@ mod tests {
         let f = Failure::from(ClientError::Rpc {
             code: -32601,
             message: "the method foo_bar does not exist/is not available".into(),
+            data: None,
         });
         // An unknown method is bad usage; other errors of the node are failures.
         assert_eq!(
@@ -1096,6 +1103,7 @@ mod tests {
         let f = Failure::from(ClientError::Rpc {
             code: -32000,
             message: "could not decrypt key with given password".into(),
+            data: None,
         });
         assert_eq!(f.code, 1);
         let f = explain(

@@ -802,10 +802,18 @@ fn client_library_over_the_three_transports() {
             );
         }
         match c.call("foo_bar", vec![json!(1)]) {
-            Err(ClientError::Rpc { code, message }) => {
+            Err(ClientError::Rpc {
+                code,
+                message,
+                data,
+            }) => {
                 assert_eq!(
-                    (code, message.as_str()),
-                    (-32601, "the method foo_bar does not exist/is not available")
+                    (code, message.as_str(), data),
+                    (
+                        -32601,
+                        "the method foo_bar does not exist/is not available",
+                        Some(json!("no such method"))
+                    )
                 )
             }
             other => panic!("{endpoint}: {other:?}"),

@@ -19,9 +19,14 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Why a call produced no result.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// The node answered with a JSON-RPC error object.
-    #[error("error {code}: {message}")]
-    Rpc { code: i64, message: String },
+    /// The node answered with a JSON-RPC error object. Printed as `error CODE: MESSAGE`,
+    /// with its `data` on the next line when it has some.
+    #[error("error {code}: {message}{}", data_line(.data))]
+    Rpc {
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
     /// No connection to `endpoint` could be made, or it broke.
     #[error("cannot reach the node at {endpoint}: {detail}")]
     Unreachable { endpoint: String, detail: String },
@@ -61,6 +66,16 @@ pub enum EndpointKind {
     Http,
     Ws,
     Ipc,
+}
+
+/// The `data` of an error as the line printed under its message: `\n  data: TEXT` (a string
+/// as it is, other JSON compact), or nothing.
+fn data_line(data: &Option<Value>) -> String {
+    match data {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => format!("\n  data: {s}"),
+        Some(other) => format!("\n  data: {other}"),
+    }
 }
 
 /// The kind of `endpoint`: `http://` and `https://` are HTTP, `ws://` and `wss://` WebSocket,
@@ -503,6 +518,7 @@ fn response_of(v: Value) -> Result<Value, ClientError> {
             (Some(code), Some(message)) => Err(ClientError::Rpc {
                 code,
                 message: message.to_string(),
+                data: err.get("data").cloned(),
             }),
             _ => Err(ClientError::Protocol(format!(
                 "malformed error object: {err}"
@@ -540,11 +556,20 @@ mod tests {
         );
         match response_of(json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope"}}))
         {
-            Err(ClientError::Rpc { code, message }) => {
-                assert_eq!((code, message.as_str()), (-32601, "nope"))
-            }
+            Err(ClientError::Rpc {
+                code,
+                message,
+                data: None,
+            }) => assert_eq!((code, message.as_str()), (-32601, "nope")),
             other => panic!("{other:?}"),
         }
+        let e = response_of(json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope","data":"no such method"}})).unwrap_err();
+        assert_eq!(e.to_string(), "error -32601: nope\n  data: no such method");
+        let e = response_of(json!({"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted","data":{"a":1}}})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "error 3: execution reverted\n  data: {\"a\":1}"
+        );
         assert!(matches!(
             response_of(json!({"id":1})),
             Err(ClientError::Protocol(_))
@@ -556,6 +581,7 @@ mod tests {
         let e = ClientError::Rpc {
             code: -32000,
             message: "x".into(),
+            data: None,
         };
         assert_eq!(e.to_string(), "error -32000: x");
     }
