@@ -243,7 +243,7 @@ impl Namespace for AdminApi {
             "true once the endpoint is closed", Self::stop_http),
         method!(
             "admin_exportChain",
-            [p("file", K::String), opt("first", K::Any), opt("last", K::Any)],
+            [p("file", K::Path), opt("first", K::Any), opt("last", K::Any)],
             "Write the canonical blocks first..last (default: all) to a new file as concatenated RLP; .gz names are gzip-compressed",
             "true once the blocks are in the file",
             Self::export_chain
@@ -292,7 +292,7 @@ impl Namespace for AdminApi {
         ),
         method!(
             "admin_importChain",
-            [p("file", K::String)],
+            [p("file", K::Path)],
             "Import the blocks of an exported file (.gz: gzip) that the chain lacks, each fully checked",
             "true once every block of the file is in the chain",
             Self::import_chain

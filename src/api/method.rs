@@ -29,6 +29,10 @@ pub enum ParamKind {
     Bool,
     Object,
     Any,
+    /// The path of a file on the node's machine (`admin_exportChain`): clients make a
+    /// relative one absolute against their own working directory when the node runs on
+    /// their machine, since the node's working directory is not theirs.
+    Path,
 }
 
 impl ParamKind {
@@ -41,6 +45,29 @@ impl ParamKind {
     /// keep it out of argv, histories and logs.
     pub fn is_secret(self) -> bool {
         self.is_passphrase() || self == ParamKind::KeyData
+    }
+
+    /// What a value of this kind is, in a few words (the console's `help`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            ParamKind::String => "a string",
+            ParamKind::Passphrase => "a passphrase (a secret: null or left out, it is prompted for)",
+            ParamKind::NewPassphrase => {
+                "a new passphrase (a secret: null or left out, it is prompted for twice)"
+            }
+            ParamKind::KeyData => {
+                "raw private key data, hex (a secret: null or left out, it is prompted for)"
+            }
+            ParamKind::Address => "an address, 0x + 40 hex digits",
+            ParamKind::Bytes => "0x-prefixed hex bytes",
+            ParamKind::Integer => "an integer",
+            ParamKind::Bool => "true or false",
+            ParamKind::Object => "a JSON object",
+            ParamKind::Any => "any JSON value",
+            ParamKind::Path => {
+                "a file path on the node's machine (a relative one is made absolute against this client's working directory when the node runs on this machine)"
+            }
+        }
     }
 }
 

@@ -145,9 +145,12 @@ impl EndpointSet {
         }
         let server = IpcServer::start(&cfg, d)
             .map_err(|e| format!("cannot open IPC endpoint {}: {e}", path.display()))?;
-        log::info("IPC endpoint opened", &[("url", &server.url())]);
+        let url = server.url();
         registry.endpoint_opened(Transport::Ipc, None);
         *lock(&self.ipc) = Some((Box::new(server), registry));
+        // Logged once recorded: a script that waits for this line finds it in
+        // admin_endpoints.
+        log::info("IPC endpoint opened", &[("url", &url)]);
         Ok(())
     }
 
@@ -268,12 +271,8 @@ impl EndpointSet {
         )
         .map_err(AdminError::Open)?;
         let endpoint = open(&req, d).map_err(|e| AdminError::Open(e.to_string()))?;
-        let apis: Vec<&str> = req.apis.iter().map(String::as_str).collect();
-        // The URL holds the port actually bound: the line a script greps for port 0.
-        log::info(
-            &format!("{name} endpoint opened"),
-            &[("url", &endpoint.url()), ("apis", &apis.join(","))],
-        );
+        let apis = req.apis.iter().cloned().collect::<Vec<_>>().join(",");
+        let url = endpoint.url();
         registry.endpoint_opened(transport, Some(req.apis.clone()));
         *slot = Some(Running {
             given: format!("{}:{}", req.host, req.port),
@@ -281,6 +280,12 @@ impl EndpointSet {
             apis: req.apis,
             registry,
         });
+        // The URL holds the port actually bound: the line a script greps for port 0, logged
+        // once admin_endpoints shows it too.
+        log::info(
+            &format!("{name} endpoint opened"),
+            &[("url", &url), ("apis", &apis)],
+        );
         Ok(())
     }
 

@@ -91,6 +91,25 @@ pub fn endpoint_kind(endpoint: &str) -> EndpointKind {
     }
 }
 
+/// Whether `endpoint` is a node on this machine: an IPC socket, or an `http://`/`ws://`
+/// endpoint whose host is `localhost` or a loopback address (`127.0.0.0/8`, `[::1]`).
+pub fn is_local(endpoint: &str) -> bool {
+    if endpoint_kind(endpoint) == EndpointKind::Ipc {
+        return true;
+    }
+    let rest = endpoint.split_once("://").map_or(endpoint, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let host = match host_port.strip_prefix('[') {
+        Some(b) => b.split_once(']').map_or(b, |(h, _)| h),
+        None => host_port.rsplit_once(':').map_or(host_port, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 impl Client {
     /// Connects to `endpoint` (see [`endpoint_kind`]). WebSocket and IPC connect at once and
     /// fail with [`ClientError::Unreachable`] when nobody listens; HTTP connects on the first
@@ -538,6 +557,30 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::os::unix::net::UnixListener;
+
+    #[test]
+    fn local_endpoints() {
+        for local in [
+            "/tmp/x/chaind.ipc",
+            "chaind.ipc",
+            "http://localhost:8551",
+            "http://LOCALHOST",
+            "http://127.0.0.1:8551/",
+            "ws://127.0.0.2:1",
+            "ws://[::1]:8552",
+            "http://u:p@127.0.0.1:1",
+        ] {
+            assert!(is_local(local), "{local}");
+        }
+        for remote in [
+            "http://10.0.0.1:8551",
+            "ws://node.example:8552",
+            "http://[fe80::1]:1",
+            "http://0.0.0.0:8551",
+        ] {
+            assert!(!is_local(remote), "{remote}");
+        }
+    }
 
     #[test]
     fn endpoint_kinds() {
