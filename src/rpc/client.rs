@@ -324,10 +324,15 @@ impl Client {
                     }
                     // Pings are answered by tungstenite itself.
                     Ok(_) => continue,
+                    // A read timeout, or a signal (ctrl-c) during a read with a timeout,
+                    // which the kernel never restarts: the caller looks again. tungstenite
+                    // resumes a frame after either.
                     Err(tungstenite::Error::Io(e))
                         if matches!(
                             e.kind(),
-                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                            io::ErrorKind::WouldBlock
+                                | io::ErrorKind::TimedOut
+                                | io::ErrorKind::Interrupted
                         ) =>
                     {
                         return Ok(None)
