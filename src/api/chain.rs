@@ -57,85 +57,100 @@ impl Namespace for ChainApi {
             "chain_accounts",
             [],
             "The addresses of the keystore (same as personal_listAccounts)",
+            "array of addresses",
             Self::accounts
         ),
         method!(
             "chain_sign",
             [p("address", K::Address), p("message", K::Bytes)],
             "Sign a message with an unlocked account",
+            "string: the 65-byte signature, 0x-hex",
             Self::sign
         ),
         method!(
             "chain_blockNumber",
             [],
             "The number of the head block",
+            "string: a 0x quantity",
             Self::block_number
         ),
-        method!("chain_chainID", [], "The chain id", Self::chain_id),
+        method!("chain_chainID", [], "The chain id",
+            "string: a 0x quantity", Self::chain_id),
         method!(
             "chain_gasPrice",
             [],
             "The gas price every transaction must carry (the unit price)",
+            "string: a 0x quantity",
             Self::gas_price
         ),
         method!(
             "chain_getBalance",
             [p("address", K::Address), opt("block", K::String)],
             "The balance of an account at a block (latest by default)",
+            "string: a 0x quantity",
             Self::get_balance
         ),
         method!(
             "chain_sendTransaction",
             [p("args", K::Object)],
             "Sign a transaction (typeInt 0, 8 or 32) with an unlocked account and submit it; its hash",
+            "string: the transaction hash",
             Self::send_transaction
         ),
         method!(
             "chain_signTransaction",
             [p("args", K::Object)],
             "Sign a transaction (typeInt 0, 8 or 32) with an unlocked account without sending it: {raw, tx}",
+            "object: raw (0x-hex) and tx",
             Self::sign_transaction
         ),
         method!(
             "chain_sendRawTransaction",
             [p("tx", K::Bytes)],
             "Submit a signed raw transaction to the pool; its hash",
+            "string: the transaction hash",
             Self::send_raw_transaction
         ),
         method!(
             "chain_getBlockByNumber",
             [p("block", K::String), opt("fullTransactions", K::Bool)],
             "A block by number (or latest, earliest, pending); null when the chain lacks it",
+            "block object, or null",
             Self::get_block_by_number
         ),
         method!(
             "chain_getBlockByHash",
             [p("hash", K::Bytes), opt("fullTransactions", K::Bool)],
             "A block by hash; null when unknown",
+            "block object, or null",
             Self::get_block_by_hash
         ),
         method!(
             "chain_getAccountKey",
             [p("address", K::Address), opt("block", K::String)],
             "The account key of an address at a block (latest by default)",
+            "account key object, or null",
             Self::get_account_key
         ),
         method!(
             "chain_getTransactionByHash",
             [p("hash", K::Bytes)],
             "A transaction by hash, sealed or pending (null when unknown)",
+            "transaction object, or null",
             Self::get_transaction_by_hash
         ),
         method!(
             "chain_getTransactionReceipt",
             [p("hash", K::Bytes)],
             "The receipt of a sealed transaction (null when pending or unknown)",
+            "receipt object, or null",
             Self::get_transaction_receipt
         ),
         method!(
             "chain_getTransactionCount",
             [p("address", K::Address), opt("block", K::String)],
             "The nonce of an account at a block (latest by default)",
+            "string: a 0x quantity",
             Self::get_transaction_count
         ),
     ];

@@ -65,36 +65,42 @@ impl Namespace for DebugApi {
             "debug_getBlockRlp",
             [p("block", K::Any)],
             "The RLP of a block (by number or hash), as hex without 0x",
+            "string: hex without 0x",
             Self::get_block_rlp
         ),
         method!(
             "debug_dumpBlock",
             [p("block", K::Any)],
             "Every account of a block's state (by number or hash): balance, nonce, account key",
+            "object: root, accounts by address",
             Self::dump_block
         ),
         method!(
             "debug_dumpStateTrie",
             [p("block", K::Any)],
             "The hash of every state-trie node of a block (by number or hash)",
+            "object: root, nodes (hashes)",
             Self::dump_state_trie
         ),
         method!(
             "debug_getBadBlocks",
             [],
             "The last blocks an import refused, with the reason",
+            "array of {hash, number, rlp, reason}",
             Self::get_bad_blocks
         ),
         method!(
             "debug_getModifiedAccountsByNumber",
             [p("start", K::Any), opt("end", K::Any)],
             "The accounts changed by the blocks after start up to end (default start + 1)",
+            "array of addresses",
             Self::modified_by_number
         ),
         method!(
             "debug_getModifiedAccountsByHash",
             [p("startHash", K::Bytes), opt("endHash", K::Bytes)],
             "The accounts changed by the blocks after startHash up to endHash",
+            "array of addresses",
             Self::modified_by_hash
         ),
         method!(
@@ -106,60 +112,70 @@ impl Namespace for DebugApi {
                 opt("printDetail", K::Bool)
             ],
             "Storage-trie nodes of a contract at the end block that its trie at the start lacks",
+            "number: how many nodes",
             Self::modified_storage_nodes
         ),
         method!(
             "debug_traceTransaction",
             [p("txHash", K::Bytes), opt("config", K::Object)],
             "Run a sealed transaction again and trace it: struct logs, or call frames with {\"tracer\":\"callTracer\"}",
+            "object: the trace",
             Self::trace_transaction
         ),
         method!(
             "debug_traceCall",
             [p("args", K::Object), p("block", K::Any), opt("config", K::Object)],
             "Trace a call (as chain_call takes it) on the state of a block (number, tag or hash)",
+            "object: the trace",
             Self::trace_call
         ),
         method!(
             "debug_traceBlockByNumber",
             [p("number", K::Any), opt("config", K::Object)],
             "Trace every transaction of a block by number: [{txHash, result}]",
+            "array of {txHash, result}",
             Self::trace_block_by_number
         ),
         method!(
             "debug_traceBlockByHash",
             [p("hash", K::Bytes), opt("config", K::Object)],
             "Trace every transaction of a block by hash: [{txHash, result}]",
+            "array of {txHash, result}",
             Self::trace_block_by_hash
         ),
         method!(
             "debug_metrics",
             [p("raw", K::Bool)],
             "The node's numbers: memory, head, pool, trie-node cache, migration, peers; with --metrics also RPC calls and blocks sealed and imported",
+            "object: process, collecting, chain, txpool, trie, migration, peers (rpc, blocks with --metrics)",
             Self::metrics
         ),
         method!(
             "debug_setHead",
             [p("number", K::Any)],
             "Rewind the chain to a block (the blocks above it leave the chain)",
+            "null",
             Self::set_head
         ),
         method!(
             "debug_verbosity",
             [p("level", K::Integer)],
             "Set the log verbosity (0 silent .. 5 trace)",
+            "null",
             Self::verbosity
         ),
         method!(
             "debug_memStats",
             [],
             "The process's memory: resident, peak, virtual (bytes)",
+            "object: rss, peakRss, virtual (bytes)",
             Self::mem_stats
         ),
         method!(
             "debug_gcStats",
             [],
             "Garbage-collector statistics: all zero (chaind has no garbage collector)",
+            "object of zeros",
             Self::gc_stats
         ),
     ];

@@ -13,6 +13,7 @@ pub mod logs;
 pub mod method;
 pub mod net;
 pub mod personal;
+pub mod reference;
 pub mod rpc;
 pub mod spec;
 pub mod trace;
@@ -89,5 +90,6 @@ impl Apis {
         register(&self.rpc, r);
         register(&self.txpool, r);
         register(&self.web3, r);
+        reference::register(r);
     }
 }

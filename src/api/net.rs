@@ -24,18 +24,21 @@ impl Namespace for NetApi {
             "net_listening",
             [],
             "Whether the node accepts peer connections",
+            "bool",
             Self::listening
         ),
         method!(
             "net_peerCount",
             [],
             "The number of connected peers, as a 0x quantity",
+            "string: a 0x quantity",
             Self::peer_count
         ),
         method!(
             "net_version",
             [],
             "The network id, as a decimal string",
+            "string: a decimal number",
             Self::version
         ),
     ];

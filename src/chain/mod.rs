@@ -57,7 +57,7 @@ pub mod trace;
 pub mod validate;
 
 pub use admission::SubmitError;
-pub use nodecache::CacheSaver;
+pub use nodecache::{CacheSaver, CacheStatus, SaveOutcome};
 pub use read::{BlockRecord, TxRecord, BAD_BLOCKS};
 pub use seal::{seal_header, Sealer};
 
@@ -166,6 +166,9 @@ pub struct Chain {
     save_progress: cachefile::SaveProgress,
     /// Where sealed and imported blocks are counted (`--metrics`).
     metrics: OnceLock<Arc<crate::metrics::Metrics>>,
+    /// How many cache saves have started, and how the last one that ended went
+    /// (`admin_trieNodeCacheStatus`).
+    saves: Mutex<nodecache::SaveHistory>,
     /// The validator's public key, once an import learnt it (`import.rs`, batched seals).
     validator_key: OnceLock<seal_batch::Key>,
     /// The thread saving the trie-node cache, joined at shutdown.
@@ -308,6 +311,7 @@ impl Chain {
             saving: std::sync::atomic::AtomicBool::new(false),
             save_progress: cachefile::SaveProgress::default(),
             metrics: OnceLock::new(),
+            saves: Mutex::new(nodecache::SaveHistory::default()),
             validator_key: OnceLock::new(),
             cache_loaded: std::sync::atomic::AtomicUsize::new(0),
             migration: migration::Migration::default(),

@@ -65,8 +65,10 @@ pub struct Config {
     /// HTTP listening port (0 = any free port)
     #[arg(long, value_name = "PORT", default_value_t = 8551)]
     pub rpcport: u16,
-    /// Modules offered over HTTP, comma-separated (an empty list offers only rpc)
-    #[arg(long, value_name = "LIST", default_value = "chain,net,rpc")]
+    /// Modules offered over HTTP, comma-separated (an empty list offers only rpc; the
+    /// reference's klay offers chain, its other modules are accepted and offer nothing; any
+    /// other unknown name is refused)
+    #[arg(long, value_name = "LIST", default_value = "chain,net,rpc", value_parser = module_list)]
     pub rpcapi: String,
     /// Origins allowed by CORS, comma-separated (`*` for any; empty: CORS off)
     #[arg(long, value_name = "LIST", default_value = "")]
@@ -84,8 +86,8 @@ pub struct Config {
     /// WebSocket listening port (0 = any free port)
     #[arg(long, value_name = "PORT", default_value_t = 8552)]
     pub wsport: u16,
-    /// Modules offered over WebSocket, comma-separated (an empty list offers only rpc)
-    #[arg(long, value_name = "LIST", default_value = "chain,net,personal")]
+    /// Modules offered over WebSocket, comma-separated (as --rpcapi)
+    #[arg(long, value_name = "LIST", default_value = "chain,net,personal", value_parser = module_list)]
     pub wsapi: String,
     /// Allowed WebSocket Origin values, comma-separated (`*` for any; empty:
     /// `http://localhost` and `http://<hostname>`)
@@ -221,6 +223,12 @@ pub struct Config {
     /// Log level: 0 silent, 1 error, 2 warn, 3 info, 4 debug, 5 trace
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=5), global = true)]
     pub verbosity: u8,
+}
+
+/// A `--rpcapi`/`--wsapi` list, checked: every name a module of this node or of the
+/// reference ([`crate::api::spec::resolve_modules`]).
+fn module_list(s: &str) -> Result<String, String> {
+    crate::api::spec::resolve_modules(s).map(|_| s.to_string())
 }
 
 /// A configuration-file problem, with its line number.

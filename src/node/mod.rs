@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use config::Config;
 
-use crate::api::admin::{split_list, AdminApi, EndpointRequest, Endpoints};
+use crate::api::admin::{
+    split_list, AdminApi, EndpointInfo, EndpointRequest, Endpoints, RunningEndpoints,
+};
 use crate::api::chain::{ChainApi, ChainFeeds, NotificationPump};
 use crate::api::error::{AdminError, Result as ApiResult};
 use crate::api::net::NetApi;
@@ -31,7 +33,7 @@ use crate::keystore::{Keystore, ScryptParams};
 use crate::rpc::endpoint::{bind_address, Endpoint, HttpConfig, IpcConfig, WsConfig};
 use crate::rpc::http::HttpServer;
 use crate::rpc::ipc::IpcServer;
-use crate::rpc::server::{parse_module_list, DEFAULT_LIMITS};
+use crate::rpc::server::DEFAULT_LIMITS;
 use crate::rpc::ws::WsServer;
 use crate::rpc::{Dispatcher, Registry, SubscriptionLimit, Transport};
 use crate::service::{Service, Services};
@@ -52,17 +54,22 @@ pub enum StartError {
     Chain(#[from] crate::chain::ChainError),
 }
 
-/// One running endpoint and the `host:port` it was started with.
+/// One running endpoint, the `host:port` it was started with and the modules it offers.
 struct Running {
     given: String,
     endpoint: Box<dyn Endpoint>,
+    apis: BTreeSet<String>,
+    registry: Arc<Registry>,
 }
+
+/// The running IPC endpoint and the registry it serves (told when it closes).
+type RunningIpc = (Box<dyn Endpoint>, Arc<Registry>);
 
 /// The node's endpoints; `admin_*` opens and closes HTTP and WebSocket through it.
 pub struct EndpointSet {
     http: Mutex<Option<Running>>,
     ws: Mutex<Option<Running>>,
-    ipc: Mutex<Option<Box<dyn Endpoint>>>,
+    ipc: Mutex<Option<RunningIpc>>,
     /// The configured virtual hosts (`--rpcvhosts`): what `admin_startHTTP` allows when its
     /// `vhosts` argument is omitted, as in the reference.
     vhosts: Vec<String>,
@@ -131,25 +138,30 @@ impl EndpointSet {
 
     /// Opens the IPC endpoint at `path`.
     pub fn start_ipc(&self, path: &Path, registry: Arc<Registry>) -> Result<(), String> {
-        let d = Self::dispatcher(registry, Transport::Ipc, None, "", 0)?;
+        let d = Self::dispatcher(registry.clone(), Transport::Ipc, None, "", 0)?;
         let mut cfg = IpcConfig::new(path.to_path_buf());
         if let Some(n) = self.tuning.ipc_max_connections {
             cfg.max_connections = n;
         }
         let server = IpcServer::start(&cfg, d)
             .map_err(|e| format!("cannot open IPC endpoint {}: {e}", path.display()))?;
-        log::info("IPC endpoint opened", &[("url", &server.url())]);
-        *lock(&self.ipc) = Some(Box::new(server));
+        let url = server.url();
+        registry.endpoint_opened(Transport::Ipc, None);
+        *lock(&self.ipc) = Some((Box::new(server), registry));
+        // Logged once recorded: a script that waits for this line finds it in
+        // admin_endpoints.
+        log::info("IPC endpoint opened", &[("url", &url)]);
         Ok(())
     }
 
     /// Closes every endpoint.
     pub fn stop_all(&self) {
-        let _ = Self::stop(&self.http, "HTTP");
-        let _ = Self::stop(&self.ws, "WebSocket");
-        if let Some(e) = lock(&self.ipc).take() {
+        let _ = Self::stop(&self.http, "HTTP", Transport::Http);
+        let _ = Self::stop(&self.ws, "WebSocket", Transport::Ws);
+        if let Some((e, registry)) = lock(&self.ipc).take() {
             let url = e.url();
             e.stop();
+            registry.endpoint_closed(Transport::Ipc);
             log::info("IPC endpoint closed", &[("url", &url)]);
         }
     }
@@ -186,7 +198,7 @@ impl Endpoints for EndpointSet {
     }
 
     fn stop_http(&self) -> ApiResult<()> {
-        Self::stop(&self.http, "HTTP")
+        Self::stop(&self.http, "HTTP", Transport::Http)
     }
 
     fn start_ws(&self, req: EndpointRequest, registry: Arc<Registry>) -> ApiResult<()> {
@@ -205,7 +217,28 @@ impl Endpoints for EndpointSet {
     }
 
     fn stop_ws(&self) -> ApiResult<()> {
-        Self::stop(&self.ws, "WebSocket")
+        Self::stop(&self.ws, "WebSocket", Transport::Ws)
+    }
+
+    fn running(&self) -> RunningEndpoints {
+        let info = |slot: &Mutex<Option<Running>>| {
+            lock(slot).as_ref().map(|r| {
+                let mut apis: BTreeSet<String> = r.apis.clone();
+                apis.insert("rpc".into());
+                EndpointInfo {
+                    url: r.endpoint.url(),
+                    apis: Some(apis.into_iter().collect()),
+                }
+            })
+        };
+        RunningEndpoints {
+            http: info(&self.http),
+            ws: info(&self.ws),
+            ipc: lock(&self.ipc).as_ref().map(|(e, _)| EndpointInfo {
+                url: e.url(),
+                apis: None,
+            }),
+        }
     }
 }
 
@@ -230,7 +263,7 @@ impl EndpointSet {
             .into());
         }
         let d = Self::dispatcher(
-            registry,
+            registry.clone(),
             transport,
             Some(req.apis.clone()),
             &req.host,
@@ -238,23 +271,34 @@ impl EndpointSet {
         )
         .map_err(AdminError::Open)?;
         let endpoint = open(&req, d).map_err(|e| AdminError::Open(e.to_string()))?;
-        let apis: Vec<&str> = req.apis.iter().map(String::as_str).collect();
-        log::info(
-            &format!("{name} endpoint opened"),
-            &[("url", &endpoint.url()), ("apis", &apis.join(","))],
-        );
+        let apis = req.apis.iter().cloned().collect::<Vec<_>>().join(",");
+        let url = endpoint.url();
+        registry.endpoint_opened(transport, Some(req.apis.clone()));
         *slot = Some(Running {
             given: format!("{}:{}", req.host, req.port),
             endpoint,
+            apis: req.apis,
+            registry,
         });
+        // The URL holds the port actually bound: the line a script greps for port 0, logged
+        // once admin_endpoints shows it too.
+        log::info(
+            &format!("{name} endpoint opened"),
+            &[("url", &url), ("apis", &apis)],
+        );
         Ok(())
     }
 
     /// Stops the `name` endpoint of `slot`: `<name> RPC not running` when none runs.
-    fn stop(slot: &Mutex<Option<Running>>, name: &'static str) -> ApiResult<()> {
+    fn stop(
+        slot: &Mutex<Option<Running>>,
+        name: &'static str,
+        transport: Transport,
+    ) -> ApiResult<()> {
         let r = lock(slot).take().ok_or(AdminError::NotRunning(name))?;
         let url = r.endpoint.url();
         r.endpoint.stop();
+        r.registry.endpoint_closed(transport);
         log::info(&format!("{name} endpoint closed"), &[("url", &url)]);
         Ok(())
     }
@@ -300,6 +344,24 @@ impl Service for EndpointService {
 
     fn stop(&mut self) {
         self.set.stop_all();
+    }
+}
+
+/// The modules a `--rpcapi`/`--wsapi` list offers, its notes about the reference's module
+/// names logged. The configuration was checked at parse time ([`Config::check`]), so an
+/// unknown name cannot reach here; were one to, it would offer nothing.
+fn module_list(text: &str) -> BTreeSet<String> {
+    match crate::api::spec::resolve_modules(text) {
+        Ok(list) => {
+            for w in &list.warnings {
+                log::warn("Module list", &[("note", w)]);
+            }
+            list.offered
+        }
+        Err(e) => {
+            log::error("Module list", &[("err", &e)]);
+            BTreeSet::new()
+        }
     }
 }
 
@@ -535,14 +597,14 @@ impl Node {
                 host: cfg.rpcaddr.clone(),
                 port: cfg.rpcport,
                 origins: split_list(&cfg.rpccorsdomain),
-                apis: parse_module_list(&cfg.rpcapi),
+                apis: module_list(&cfg.rpcapi),
                 vhosts: None,
             }),
             ws: cfg.ws.then(|| EndpointRequest {
                 host: cfg.wsaddr.clone(),
                 port: cfg.wsport,
                 origins: split_list(&cfg.wsorigins),
-                apis: parse_module_list(&cfg.wsapi),
+                apis: module_list(&cfg.wsapi),
                 vhosts: None,
             }),
         };

@@ -18,7 +18,7 @@ use super::pubsub::{Connection, SubscriptionKind, SubscriptionLimit};
 use crate::metrics::{CallMeter, Metrics};
 
 /// Which transport a call arrived on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Transport {
     Http,
     Ws,
@@ -32,6 +32,15 @@ impl Transport {
             Transport::Http => "http",
             Transport::Ws => "ws",
             Transport::Ipc => "ipc",
+        }
+    }
+
+    /// The transport's name as people say it: `HTTP`, `WebSocket`, `IPC`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Http => "HTTP",
+            Transport::Ws => "WebSocket",
+            Transport::Ipc => "IPC",
         }
     }
 }
@@ -85,6 +94,37 @@ pub fn module_of(name: &str) -> &str {
     name.split_once('_').map_or(name, |(m, _)| m)
 }
 
+/// The name of `candidates` nearest to `name` in edit distance (ignoring case), when it is
+/// close enough to be a slip of the keyboard: at most a fifth of the name's length, at least
+/// one edit and at most three.
+pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_ascii_lowercase();
+    let limit = (name.chars().count() / 5).clamp(1, 3);
+    candidates
+        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// The Levenshtein distance between `a` and `b`, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 /// Every method and subscription kind of the node, registered once per module.
 #[derive(Default)]
 pub struct Registry {
@@ -101,6 +141,15 @@ pub struct Registry {
     /// attacker chooses is no label).
     stream_meters: HashMap<String, Meters>,
     unknown_meters: Meters,
+    /// Names known not to be built here (methods of another implementation this node is
+    /// compatible with): -32601 says so.
+    unbuilt: std::collections::HashSet<String>,
+    /// Module names another implementation uses for a module of ours (`klay` for `chain`):
+    /// -32601 for `klay_x` points to `chain_x`.
+    aliases: HashMap<String, &'static str>,
+    /// The modules each running endpoint offers (`None`: all), for -32601 to name the
+    /// transports that offer a module this endpoint does not.
+    open: std::sync::Mutex<std::collections::BTreeMap<Transport, Option<BTreeSet<String>>>>,
 }
 
 impl Registry {
@@ -132,6 +181,88 @@ impl Registry {
     /// Serves `name` over IPC only: HTTP and WebSocket answer that it does not exist.
     pub fn restrict_to_ipc(&mut self, name: &'static str) {
         self.ipc_only.insert(name);
+    }
+
+    /// Marks `name` as a method this node knows of but does not build: a call of it is
+    /// answered -32601 saying so.
+    pub fn mark_unbuilt(&mut self, name: &str) {
+        self.unbuilt.insert(name.to_string());
+    }
+
+    /// Records that `other` is another implementation's name of module `ours`: a call of
+    /// `<other>_<m>` is answered -32601 pointing to `<ours>_<m>` when that exists.
+    pub fn alias_module(&mut self, other: &str, ours: &'static str) {
+        self.aliases.insert(other.to_string(), ours);
+    }
+
+    /// Records an endpoint of `transport` as running and offering `offered` (`None`: every
+    /// module), until [`Registry::endpoint_closed`].
+    pub fn endpoint_opened(&self, transport: Transport, offered: Option<BTreeSet<String>>) {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(transport, offered);
+    }
+
+    /// Records the endpoint of `transport` as closed.
+    pub fn endpoint_closed(&self, transport: Transport) {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&transport);
+    }
+
+    /// The -32601 error for `method`, called on an endpoint of `transport`, with its `data`
+    /// saying which case it is: a method of a module this endpoint does not offer (naming the
+    /// running endpoints that offer it), a method this node knows of but does not build, or
+    /// no such method (with the nearest known name, when one is close).
+    fn method_not_found(&self, method: &str, transport: Transport) -> RpcError {
+        let e = RpcError::method_not_found(method);
+        if self.methods.contains_key(method) {
+            if self.ipc_only.contains(method) && transport != Transport::Ipc {
+                return e.with_data(format!(
+                    "{method} is served over IPC only on this node, not over {}",
+                    transport.name()
+                ));
+            }
+            let module = module_of(method);
+            let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+            let offering: Vec<&str> = open
+                .iter()
+                .filter(|(t, offered)| {
+                    **t != transport && offered.as_ref().is_none_or(|o| o.contains(module))
+                })
+                .map(|(t, _)| t.name())
+                .collect();
+            let elsewhere = if offering.is_empty() {
+                "no running endpoint of this node offers it".to_string()
+            } else {
+                format!("it is offered over {}", offering.join(" and "))
+            };
+            return e.with_data(format!(
+                "module {module} is not offered on this {} endpoint; {elsewhere}",
+                transport.name()
+            ));
+        }
+        if self.unbuilt.contains(method) {
+            return e.with_data(format!(
+                "{method} is a method of the reference node that this node does not build"
+            ));
+        }
+        if let Some((module, rest)) = method.split_once('_') {
+            if let Some(ours) = self.aliases.get(module) {
+                let twin = format!("{ours}_{rest}");
+                if self.methods.contains_key(twin.as_str()) {
+                    return e.with_data(format!(
+                        "no such method: this node serves the reference's {module} module as {ours}; did you mean {twin}?"
+                    ));
+                }
+            }
+        }
+        match nearest(method, self.methods.keys().copied()) {
+            Some(name) => e.with_data(format!("no such method; did you mean {name}?")),
+            None => e.with_data("no such method"),
+        }
     }
 
     /// Registers subscription `name` of `module` (`<module>_subscribe` with `[name, ...]`).
@@ -662,12 +793,12 @@ impl Dispatcher {
             return self.subscribe(method, params, conn);
         }
         let Some(reg) = self.registry.methods.get(method) else {
-            return Err(RpcError::method_not_found(method));
+            return Err(self.registry.method_not_found(method, self.transport));
         };
         if !self.offers(module_of(method))
             || (self.transport != Transport::Ipc && self.registry.ipc_only.contains(method))
         {
-            return Err(RpcError::method_not_found(method));
+            return Err(self.registry.method_not_found(method, self.transport));
         }
         let params = Params::from_value(params?)?;
         params.at_most(reg.max_params)?;
@@ -893,6 +1024,103 @@ mod tests {
         );
     }
 
+    /// -32601 keeps the reference's text and says in `data` which case it is.
+    #[test]
+    fn method_not_found_says_which_case_it_is() {
+        let ok = || -> Handler { Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))) };
+        let mut r = Registry::default();
+        for name in [
+            "admin_addPeer",
+            "admin_peers",
+            "chain_blockNumber",
+            "debug_setHead",
+        ] {
+            r.register(name, 1, ok());
+        }
+        r.restrict_to_ipc("debug_setHead");
+        r.mark_unbuilt("governance_vote");
+        r.alias_module("klay", "chain");
+        let r = Arc::new(r);
+        let http = Dispatcher::new(
+            r.clone(),
+            Some(parse_module_list("chain,debug")),
+            Transport::Http,
+            false,
+            DEFAULT_LIMITS,
+        );
+        let data = |method: &str| -> String {
+            let e = http.call(method, None, None).unwrap_err();
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                (
+                    -32601,
+                    format!("the method {method} does not exist/is not available").as_str()
+                )
+            );
+            e.data.unwrap().as_str().unwrap().to_string()
+        };
+        // No such method: the nearest name when it is a slip of the keyboard.
+        assert_eq!(
+            data("admin_addPeeer"),
+            "no such method; did you mean admin_addPeer?"
+        );
+        assert_eq!(
+            data("chain_BlockNumbr"),
+            "no such method; did you mean chain_blockNumber?"
+        );
+        assert_eq!(data("foo_bar"), "no such method");
+        assert_eq!(
+            data("klay_blockNumber"),
+            "no such method: this node serves the reference's klay module as chain; did you mean chain_blockNumber?"
+        );
+        // A module this endpoint does not offer: where it is offered.
+        assert_eq!(
+            data("admin_peers"),
+            "module admin is not offered on this HTTP endpoint; no running endpoint of this node offers it"
+        );
+        r.endpoint_opened(Transport::Http, Some(parse_module_list("chain,debug")));
+        r.endpoint_opened(Transport::Ipc, None);
+        r.endpoint_opened(Transport::Ws, Some(parse_module_list("admin")));
+        assert_eq!(
+            data("admin_peers"),
+            "module admin is not offered on this HTTP endpoint; it is offered over WebSocket and IPC"
+        );
+        r.endpoint_closed(Transport::Ws);
+        assert_eq!(
+            data("admin_peers"),
+            "module admin is not offered on this HTTP endpoint; it is offered over IPC"
+        );
+        assert_eq!(
+            data("debug_setHead"),
+            "debug_setHead is served over IPC only on this node, not over HTTP"
+        );
+        // A method this node knows of but does not build.
+        assert_eq!(
+            data("governance_vote"),
+            "governance_vote is a method of the reference node that this node does not build"
+        );
+    }
+
+    #[test]
+    fn nearest_names_are_close_ones_only() {
+        let names = [
+            "personal_unlockAccount",
+            "personal_lockAccount",
+            "admin_peers",
+        ];
+        let near = |n: &str| nearest(n, names.iter().copied());
+        assert_eq!(
+            near("personal_unlockAcount"),
+            Some("personal_unlockAccount")
+        );
+        assert_eq!(near("PERSONAL_LOCKACCOUNT"), Some("personal_lockAccount"));
+        assert_eq!(near("admin_peer"), Some("admin_peers"));
+        assert_eq!(near("admin_pee"), None);
+        assert_eq!(near("x"), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
     #[test]
     fn methods_params_and_gating() {
         let d = dispatcher(Some("test"));
@@ -901,11 +1129,11 @@ mod tests {
         };
         assert_eq!(
             err(r#"{"jsonrpc":"2.0","id":1,"method":"test_nope","params":5}"#),
-            json!({"code":-32601,"message":"the method test_nope does not exist/is not available"})
+            json!({"code":-32601,"message":"the method test_nope does not exist/is not available","data":"no such method"})
         );
         assert_eq!(
             err(r#"{"jsonrpc":"2.0","id":1,"method":"other_x"}"#),
-            json!({"code":-32601,"message":"the method other_x does not exist/is not available"})
+            json!({"code":-32601,"message":"the method other_x does not exist/is not available","data":"module other is not offered on this HTTP endpoint; no running endpoint of this node offers it"})
         );
         assert_eq!(
             err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":{}}"#),
@@ -956,7 +1184,7 @@ mod tests {
         );
         assert_eq!(
             err(r#"{"jsonrpc":"2.0","id":1,"method":"test_nope","params":[1e400]}"#),
-            json!({"code":-32601,"message":"the method test_nope does not exist/is not available"})
+            json!({"code":-32601,"message":"the method test_nope does not exist/is not available","data":"no such method"})
         );
         // Members of the wrong type: the id is still echoed byte for byte.
         assert_eq!(
@@ -1085,7 +1313,7 @@ mod tests {
         );
         assert_eq!(
             reply(&d, r#"[{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["a"]},{"jsonrpc":"2.0","method":"test_echo","params":["n"]},1,{"jsonrpc":"2.0","id":"b","method":"nope"}]"#).unwrap(),
-            r#"[{"jsonrpc":"2.0","id":1,"result":["a",null]},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"the method nope does not exist/is not available"}}]"#
+            r#"[{"jsonrpc":"2.0","id":1,"result":["a",null]},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"the method nope does not exist/is not available","data":"no such method"}}]"#
         );
         assert_eq!(
             reply(
