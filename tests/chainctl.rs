@@ -1568,3 +1568,41 @@ fn method_not_found_data_is_printed_under_the_message() {
         );
     }
 }
+
+/// A parameter refused with Go's decoding text (the wire contract) is explained in plain words
+/// on the next line, by the per-method command, `call` and the console alike; the node's text
+/// is printed unchanged above it.
+#[test]
+fn go_decoding_errors_are_explained() {
+    let n = node();
+    let node_text = "error -32602: invalid argument 0: json: cannot unmarshal hex string without \
+0x prefix into Go value of type common.Address";
+    let meaning = "  meaning: parameter 1 takes an address: \"0x\" and 40 hex digits; the value \
+given does not fit (it does not start with 0x)";
+    for args in [
+        vec!["--endpoint", ipc(&n), "personal", "lockAccount", "\"abcd\""],
+        vec!["--endpoint", ipc(&n), "call", "personal_lockAccount", "[\"abcd\"]"],
+        vec!["--endpoint", ipc(&n), "exec", "personal.lockAccount(\"abcd\")"],
+    ] {
+        let r = fails(&args, 1);
+        assert_eq!(r.stderr, format!("{node_text}\n{meaning}\n"), "{args:?}");
+    }
+    // A struct member: its name and what it takes.
+    let r = fails(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "call",
+            "chain_signTransaction",
+            "[{\"from\": \"0x0000000000000000000000000000000000000001\", \"gas\": 21000}]",
+        ],
+        1,
+    );
+    assert!(
+        r.stderr.ends_with(
+            "\n  meaning: member \"gas\" of parameter 1 takes a quantity as a quoted 0x hex \
+number, e.g. \"0x5208\"; the value given does not fit (it is not a quoted string)\n"
+        ),
+        "{r:?}"
+    );
+}

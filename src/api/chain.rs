@@ -330,8 +330,8 @@ impl ChainApi {
     /// `chain_sendTransaction(tx)`: signed with the unlocked key of `from` and submitted;
     /// the hash. The nonce, when left out, is filled under the sender's nonce lock.
     fn send_transaction(&self, _: &Call, p: &Params) -> Result<HexOut> {
-        let chain = self.chain()?;
         let args = super::txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
         let key = self.unlocked_key(args.from);
         Ok(HexOut(super::txargs::send(chain, &args, key)?.to_vec()))
     }
@@ -339,8 +339,8 @@ impl ChainApi {
     /// `chain_signTransaction(tx)`: signed with the unlocked key of `from`, not submitted:
     /// `{raw, tx}`.
     fn sign_transaction(&self, _: &Call, p: &Params) -> Result<crate::types::json::SignedJson> {
-        let chain = self.chain()?;
         let args = super::txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
         let key = self.unlocked_key(args.from);
         Ok(crate::types::json::SignedJson::new(&super::txargs::sign(
             chain, &args, key,

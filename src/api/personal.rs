@@ -405,8 +405,8 @@ impl PersonalApi {
     /// `personal_sendTransaction(tx, passphrase)`: a legacy transaction (the spec) signed
     /// with the key file and submitted; its hash.
     fn send_transaction(&self, _: &Call, p: &Params) -> Result<HexOut> {
-        let chain = self.chain()?;
         let args = txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
         let pass = Zeroizing::new(p.required::<String>(1)?);
         if args.type_int != txargs::TYPE_LEGACY {
             return Err(super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
@@ -421,8 +421,8 @@ impl PersonalApi {
     /// `personal_signTransaction(tx, passphrase)`: the transaction (typeInt 0, 8 or 32)
     /// signed with the key file, not submitted: `{raw, tx}`.
     fn sign_transaction(&self, _: &Call, p: &Params) -> Result<SignedJson> {
-        let chain = self.chain()?;
         let args = txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
         let pass = Zeroizing::new(p.required::<String>(1)?);
         let key = self.key_file_key(args.from, &pass);
         Ok(SignedJson::new(&txargs::sign(chain, &args, key)?))
@@ -444,8 +444,8 @@ impl PersonalApi {
     }
 
     fn send_typed(&self, p: &Params, type_int: u64) -> Result<HexOut> {
-        let chain = self.chain()?;
         let args = txargs::TxArgs::typed(p.required(0)?, type_int)?;
+        let chain = self.chain()?;
         let pass = Zeroizing::new(p.required::<String>(1)?);
         // The account is looked up first (reference 3.4), then the arguments are built.
         self.known(args.from)?;

@@ -20,8 +20,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The node answered with a JSON-RPC error object. Printed as `error CODE: MESSAGE`,
-    /// with its `data` on the next line when it has some.
-    #[error("error {code}: {message}{}", data_line(.data))]
+    /// with its `data` on the next line when it has some, and under a parameter error in
+    /// Go's words what the parameter takes ([`super::explain`]).
+    #[error("error {code}: {message}{}{}", data_line(.data), explain_line(*.code, .message))]
     Rpc {
         code: i64,
         message: String,
@@ -70,6 +71,12 @@ pub enum EndpointKind {
 
 /// The `data` of an error as the line printed under its message: `\n  data: TEXT` (a string
 /// as it is, other JSON compact), or nothing.
+fn explain_line(code: i64, message: &str) -> String {
+    super::explain::explain(code, message)
+        .map(|e| format!("\n  meaning: {e}"))
+        .unwrap_or_default()
+}
+
 fn data_line(data: &Option<Value>) -> String {
     match data {
         None | Some(Value::Null) => String::new(),

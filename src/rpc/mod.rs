@@ -4,6 +4,7 @@
 //! secrets is the namespace's business (every request buffer is wiped anyway).
 
 pub mod client;
+pub mod explain;
 mod conns;
 pub mod endpoint;
 pub mod error;
