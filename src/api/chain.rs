@@ -13,13 +13,13 @@ use super::goparams::{BlockTag, HashParam};
 use super::logs::Missing;
 use super::method::{opt, p, Method, Namespace, ParamKind as K, Subscription};
 use super::HexOut;
-use crate::p2p::sync::SyncProgress;
 use crate::chain::state::{quantity, Account};
 use crate::chain::Chain;
 use crate::crypto::{self, Address};
 use crate::events::{Bus, Event, Gone, Kinds, NewHead, Subscriber};
 use crate::keystore::{unlock::Unlocked, Error as KsError, Keystore};
 use crate::method;
+use crate::p2p::sync::SyncProgress;
 use crate::rpc::{Call, Feed, FeedKind, HexBytes, Params};
 use crate::service::{Service, Worker};
 use crate::types::json::{AccountKeyJson, BlockJson, ReceiptJson, TransactionJson};
@@ -66,6 +66,24 @@ pub struct SyncingJson {
 pub enum Syncing {
     No(bool),
     Yes(SyncingJson),
+}
+
+impl Syncing {
+    /// The answer for a sync at `progress` (none: not syncing): `false` once our head has
+    /// reached the peer's, as the reference says.
+    pub fn of(progress: Option<SyncProgress>) -> Syncing {
+        let q = |n: u64| format!("0x{n:x}");
+        match progress {
+            Some(p) if p.current < p.highest => Syncing::Yes(SyncingJson {
+                starting_block: q(p.starting),
+                current_block: q(p.current),
+                highest_block: q(p.highest),
+                pulled_states: q(0),
+                known_states: q(0),
+            }),
+            _ => Syncing::No(false),
+        }
+    }
 }
 
 /// `chain_forkStatus`'s object: the reference prints a Go map of its `Rules` (its keys sorted,
@@ -379,19 +397,7 @@ impl ChainApi {
     /// `chain_syncing`: `false` unless blocks are being fetched from a peer whose head is
     /// beyond ours; then where the sync is.
     fn syncing(&self, _: &Call, _: &Params) -> Result<Syncing> {
-        let q = |n: u64| format!("0x{n:x}");
-        Ok(
-            match self.sync.as_ref().and_then(|s| s.progress()) {
-                Some(p) if p.current < p.highest => Syncing::Yes(SyncingJson {
-                    starting_block: q(p.starting),
-                    current_block: q(p.current),
-                    highest_block: q(p.highest),
-                    pulled_states: q(0),
-                    known_states: q(0),
-                }),
-                _ => Syncing::No(false),
-            },
-        )
+        Ok(Syncing::of(self.sync.as_ref().and_then(|s| s.progress())))
     }
 
     /// `chain_isParallelDBWrite`: false; a block's data goes to the database in one
@@ -790,5 +796,51 @@ impl Service for NotificationPump {
         if let Some(mut w) = self.worker.take() {
             w.stop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpc::FromParam;
+    use serde_json::json;
+
+    #[test]
+    fn syncing_is_false_unless_a_peer_is_ahead() {
+        let at = |starting, current, highest| {
+            serde_json::to_value(Syncing::of(Some(SyncProgress {
+                starting,
+                current,
+                highest,
+            })))
+            .unwrap()
+        };
+        assert_eq!(
+            at(3, 5, 9),
+            json!({"startingBlock": "0x3", "currentBlock": "0x5", "highestBlock": "0x9",
+                   "pulledStates": "0x0", "knownStates": "0x0"})
+        );
+        assert_eq!(at(3, 9, 9), json!(false));
+        assert_eq!(
+            serde_json::to_value(Syncing::of(None)).unwrap(),
+            json!(false)
+        );
+    }
+
+    #[test]
+    fn an_index_as_hexutil_reads_it() {
+        let index = |v| Index::from_param(&v).map(|i| i.0);
+        assert_eq!(index(json!("0x0")), Ok(0));
+        assert_eq!(index(json!("0X1f")), Ok(31));
+        assert_eq!(index(json!("0xffffffffffffffff")), Ok(u64::MAX));
+        let text = |m: &str| {
+            Err(format!(
+                "json: cannot unmarshal {m} into Go value of type hexutil.Uint"
+            ))
+        };
+        assert_eq!(index(json!("")), text("empty hex string"));
+        assert_eq!(index(json!("0x")), text("hex string \"0x\""));
+        assert_eq!(index(json!("0xg")), text("invalid hex string"));
+        assert_eq!(index(json!(null)), text("non-string"));
     }
 }

@@ -116,9 +116,7 @@ impl ConsensusApi {
             Some(t) => t.resolve(chain.head_number()),
             None => chain.head_number(),
         };
-        let (_, header) = chain
-            .header_at(n)?
-            .ok_or_else(|| server("unknown block"))?;
+        let (_, header) = chain.header_at(n)?.ok_or_else(|| server("unknown block"))?;
         Ok(header)
     }
 
@@ -235,10 +233,7 @@ impl ConsensusApi {
             out.insert("originProposer".into(), zero(20));
             out.insert("round".into(), Value::from(0));
         } else {
-            let s = block
-                .header
-                .sealers()
-                .map_err(|e| server(e.to_string()))?;
+            let s = block.header.sealers().map_err(|e| server(e.to_string()))?;
             // One validator: the proposer of round 0 is the validator, as is every round's.
             let origin = s.validators.first().copied().unwrap_or(s.proposer);
             out.insert("committee".into(), addresses(s.validators));

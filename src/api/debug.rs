@@ -316,8 +316,7 @@ impl DebugApi {
         let opts = wire::trace_options(p.raw(1), 1)?;
         self.chain()?;
         let path = std::path::Path::new(&file);
-        let text = read_file(path)
-            .map_err(|e| server(format!("could not read file: {e}")))?;
+        let text = read_file(path).map_err(|e| server(format!("could not read file: {e}")))?;
         self.trace_rlp(&hex_prefix(&text), &opts)
     }
 
@@ -616,8 +615,8 @@ fn server(text: impl Into<String>) -> Error {
 /// directory`, `read <path>: is a directory`).
 fn read_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String> {
     use std::io::Read;
-    let mut f = std::fs::File::open(path)
-        .map_err(|e| crate::chain::export::io_error("open", path, &e))?;
+    let mut f =
+        std::fs::File::open(path).map_err(|e| crate::chain::export::io_error("open", path, &e))?;
     let mut out = Vec::new();
     f.read_to_end(&mut out)
         .map_err(|e| crate::chain::export::io_error("read", path, &e))?;

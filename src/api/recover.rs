@@ -142,7 +142,10 @@ impl RecoverApi {
         let chain = self.chain()?;
         let n = tag.resolve(chain.head_number());
         chain.header_at(n)?.ok_or(Missing::HeaderNumber(n))?;
-        if tx.signature_chain_id().is_some_and(|c| c != 0 && c != chain.chain_id()) {
+        if tx
+            .signature_chain_id()
+            .is_some_and(|c| c != 0 && c != chain.chain_id())
+        {
             return Err(server("invalid chain id for signer"));
         }
         let signers = tx.recovered()?;

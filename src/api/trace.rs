@@ -293,7 +293,10 @@ pub fn std_trace_options(v: Option<&Value>, i: usize) -> Result<(LogConfig, Opti
 /// step (a step that failed after it was logged twice, the second time with its error), then,
 /// when the EVM ran, the end line `{output, gasUsed, error}`. As Go's encoder, `<`, `>` and
 /// `&` in strings are escaped.
-pub fn write_standard_trace(t: &StandardTrace, out: &mut impl std::io::Write) -> std::io::Result<()> {
+pub fn write_standard_trace(
+    t: &StandardTrace,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
     let mut line = |v: &StdLine<'_>| -> std::io::Result<()> {
         let text = serde_json::to_string(v).expect("a trace line serializes");
         let text = text
@@ -352,7 +355,10 @@ impl Serialize for StdLine<'_> {
                 m.serialize_entry("op", &log.op)?;
                 m.serialize_entry("gas", &format!("0x{:x}", log.gas))?;
                 m.serialize_entry("gasCost", &format!("0x{:x}", log.gas_cost))?;
-                m.serialize_entry("memory", &format!("0x{}", hex::encode(memory.unwrap_or(&[]))))?;
+                m.serialize_entry(
+                    "memory",
+                    &format!("0x{}", hex::encode(memory.unwrap_or(&[]))),
+                )?;
                 m.serialize_entry("memSize", &log.mem_size)?;
                 let words: Option<Vec<String>> =
                     stack.map(|st| st.iter().map(|w| format!("{w:#x}")).collect());

@@ -292,10 +292,9 @@ impl Chain {
                 } else if !r.ran {
                     Ok(plain(opts.mode, r.tx, r.sender, r.plain_gas, &r.outcome))
                 } else {
-                    let created = r
-                        .tx
-                        .is_create()
-                        .then(|| exec::create_address(&r.sender, r.tx.nonce()));
+                    let created =
+                        r.tx.is_create()
+                            .then(|| exec::create_address(&r.sender, r.tx.nonce()));
                     r.recorded
                         .map(|rec| assemble(opts.mode, &r.outcome, rec, created, None))
                         .map_err(TraceError::from)

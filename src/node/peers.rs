@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use crate::api::admin::{PeerInfo, PeerNetwork, PeerProtocol, Peers};
 use crate::api::chain::SyncStatus;
-use crate::p2p::sync::{ChainProtocol, SyncProgress};
 use crate::p2p::peer::{Peer, PeerSet};
 use crate::p2p::server::PeerServer;
+use crate::p2p::sync::{ChainProtocol, SyncProgress};
 use crate::p2p::url::{NodeId, NodeUrl};
 use crate::p2p::wire::PROTOCOL_NAME;
 
