@@ -693,4 +693,87 @@ mod tests {
             )
         );
     }
+
+    /// The JSON logger's lines: numbers and hex as Go's encoder writes them, `<`, `>` and `&`
+    /// escaped, a failed step's stack shown as it was left.
+    #[test]
+    fn standard_json_lines_as_go_writes_them() {
+        use crate::exec::trace::Fault;
+        let log = StructLog {
+            pc: 7,
+            op: 0x01,
+            gas: 255,
+            gas_cost: 3,
+            depth: 2,
+            error: Some("stack underflow (0 <=> 2)".into()),
+            fault: Some(Box::new(Fault {
+                error: "a & b".into(),
+                stack: Some(vec![revm::primitives::U256::from(0x1f)]),
+                memory: Some(vec![0xab]),
+            })),
+            mem_size: 64,
+            refund: 4800,
+            stack: Some(vec![revm::primitives::U256::ZERO]),
+            memory: None,
+            storage: None,
+            computation: 0,
+            computation_cost: 0,
+        };
+        let t = StandardTrace {
+            index: 0,
+            tx_hash: [0; 32],
+            steps: vec![log],
+            end: Some(FrameEnd {
+                output: vec![0xbe, 0xef],
+                gas_used: 26,
+                error: None,
+            }),
+        };
+        let mut out = Vec::new();
+        write_standard_trace(&t, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            concat!(
+                r#"{"pc":7,"op":1,"gas":"0xff","gasCost":"0x3","memory":"0x","memSize":64,"stack":["0x0"],"depth":2,"refund":4800,"opName":"ADD","error":"stack underflow (0 \u003c=\u003e 2)"}"#,
+                "\n",
+                r#"{"pc":7,"op":1,"gas":"0xff","gasCost":"0x3","memory":"0xab","memSize":64,"stack":["0x1f"],"depth":2,"refund":4800,"opName":"ADD","error":"a \u0026 b"}"#,
+                "\n",
+                r#"{"output":"beef","gasUsed":"0x1a"}"#,
+                "\n"
+            )
+        );
+    }
+
+    #[test]
+    fn standard_trace_config_as_the_reference_decodes_it() {
+        let (log, tx) = std_trace_options(
+            Some(
+                &json!({"DISABLESTACK": true, "disableMemory": true, "limit": 3, "reexec": 1,
+                          "txHash": format!("0x{}", "ab".repeat(32)), "other": 1}),
+            ),
+            1,
+        )
+        .unwrap();
+        assert!(log.disable_stack && log.disable_memory && log.limit == 0);
+        assert_eq!(tx, Some([0xab; 32]));
+        let (_, tx) = std_trace_options(
+            Some(&json!({"txHash": format!("0x{}", "00".repeat(32))})),
+            1,
+        )
+        .unwrap();
+        assert_eq!(tx, None, "the zero hash names no transaction");
+        let e = |v: Value| RpcError::from(std_trace_options(Some(&v), 1).unwrap_err()).message;
+        assert_eq!(
+            e(json!("x")),
+            "invalid argument 1: json: cannot unmarshal string into Go value of type tracers.StdTraceConfig"
+        );
+        assert_eq!(
+            e(json!({"limit": "x"})),
+            "invalid argument 1: json: cannot unmarshal string into Go struct field StdTraceConfig.Limit of type int"
+        );
+        assert_eq!(
+            e(json!({"txHash": 5})),
+            "invalid argument 1: json: cannot unmarshal non-string into Go struct field StdTraceConfig.TxHash of type common.Hash"
+        );
+    }
 }

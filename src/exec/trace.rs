@@ -1010,6 +1010,45 @@ mod tests {
         assert_eq!(logs[5].memory, Some(vec![0; 32]));
         assert_eq!(logs[6].memory, Some(slot(0x20).to_vec()));
         assert!(logs.iter().all(|l| l.depth == 1 && l.error.is_none()));
+        // The memory's size as logged (grown by the step), and no refund.
+        let sizes: Vec<u64> = logs.iter().map(|l| l.mem_size).collect();
+        assert_eq!(sizes, [0, 0, 0, 0, 0, 32, 32, 32, 32]);
+        assert!(logs.iter().all(|l| l.refund == 0 && l.fault.is_none()));
+    }
+
+    /// The transaction's frame ends with what it returned and the gas it used before
+    /// refunds (for a creation, the code deposit included), in either mode.
+    #[test]
+    fn the_frame_end_is_recorded() {
+        let code = hex::decode("602a600155602060005260206000f3").unwrap();
+        for mode in [steps(), Mode::Calls] {
+            let (_, rec) = trace_creation(&code, mode);
+            let end = rec.unwrap().end.unwrap();
+            assert_eq!(end.output, slot(0x20).to_vec());
+            // The steps' costs (3+3+22,100+3+3+6+3+3+0) and 200 per byte of code.
+            assert_eq!(end.gas_used, 22_124 + 32 * 200);
+            assert_eq!(end.error, None);
+        }
+        // A REVERT after PUSH1 0 PUSH1 0: the step logged, then again as a fault with the
+        // stack it left; the frame's error.
+        let (_, rec) = trace_creation(&hex::decode("60006000fd").unwrap(), steps());
+        let rec = rec.unwrap();
+        let revert = &rec.steps[2];
+        assert_eq!(revert.error, None);
+        let fault = revert.fault.as_ref().unwrap();
+        assert_eq!(fault.error, "evm: execution reverted");
+        assert_eq!(fault.stack, Some(vec![]));
+        let end = rec.end.unwrap();
+        assert_eq!(
+            (end.gas_used, end.error.as_deref()),
+            (6, Some("evm: execution reverted"))
+        );
+    }
+
+    fn slot(n: u8) -> [u8; 32] {
+        let mut k = [0u8; 32];
+        k[31] = n;
+        k
     }
 
     #[test]
