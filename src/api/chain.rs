@@ -1,6 +1,8 @@
-//! `chain`: signing with unlocked accounts, the account list, and the subscription kinds
-//! `newHeads` and `newPendingTransactions`, fed from the node's event bus by
-//! [`NotificationPump`].
+//! `chain`: signing with unlocked accounts, the account list, sending transactions, blocks
+//! and transactions (by hash, by block and index, counts), the node's facts (chain id, client
+//! and protocol versions, Keccak-256, sync progress, the hard forks in force), and the
+//! subscription kinds `newHeads` and `newPendingTransactions`, fed from the node's event bus
+//! by [`NotificationPump`].
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,10 +4,12 @@
 //! `debug_getModifiedAccountsByNumber`, `debug_getModifiedAccountsByHash`,
 //! `debug_getModifiedStorageNodesByNumber`, and tracing with predefined tracers only
 //! (`debug_traceTransaction`, `debug_traceCall`, `debug_traceBlockByNumber`,
-//! `debug_traceBlockByHash`: this node runs no JavaScript tracer, so its tracing methods are
-//! always the safe ones, with their cap on concurrent requests). The rest ([`UNSAFE`]:
-//! `debug_setHead`, `debug_verbosity`, `debug_memStats`, `debug_gcStats`) is then served over
-//! IPC only.
+//! `debug_traceBlockByHash`, `debug_traceBlock`: this node runs no JavaScript tracer, so its
+//! tracing methods are always the safe ones, with their cap on concurrent requests). The rest
+//! ([`UNSAFE`]: `debug_setHead`, `debug_verbosity`, `debug_memStats`, `debug_gcStats`, and the
+//! reference's unsafe `debug_printBlock`, `debug_traceBlockFromFile` and
+//! `debug_standardTraceBlockToFile`, which read and write the node's files) is then served
+//! over IPC only.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

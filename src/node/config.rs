@@ -185,7 +185,8 @@ pub struct Config {
     #[arg(long)]
     pub allow_insecure_unlock: bool,
     /// Serve the unsafe debug methods (debug_setHead, debug_verbosity, debug_memStats,
-    /// debug_gcStats) over IPC only; HTTP and WebSocket keep the safe subset
+    /// debug_gcStats, debug_printBlock, debug_traceBlockFromFile,
+    /// debug_standardTraceBlockToFile) over IPC only; HTTP and WebSocket keep the safe subset
     #[arg(long = "rpc.unsafe-debug.disable")]
     pub unsafe_debug_disable: bool,
     /// Log level: 0 silent, 1 error, 2 warn, 3 info, 4 debug, 5 trace
