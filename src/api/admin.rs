@@ -171,6 +171,74 @@ pub struct IstanbulConfig {
     pub sub: u64,
 }
 
+/// `admin_nodeConfig`'s object: the members of the reference's node configuration (its Go
+/// field names and order, `cn.Config`) that this node has a counterpart of, with this node's
+/// values; the reference's members for what this node does not have (database back-ends,
+/// remote caches, a gas-price oracle, service chains, ...) are left out.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeConfigJson {
+    #[serde(rename = "NetworkId")]
+    pub network_id: u64,
+    /// `full`: blocks are fetched whole and run.
+    #[serde(rename = "SyncMode")]
+    pub sync_mode: &'static str,
+    /// States are kept (a state migration may drop old ones on request).
+    #[serde(rename = "NoPruning")]
+    pub no_pruning: bool,
+    /// Whether this node does not seal blocks.
+    #[serde(rename = "WorkerDisable")]
+    pub worker_disable: bool,
+    #[serde(rename = "SenderTxHashIndexing")]
+    pub sender_tx_hash_indexing: bool,
+    #[serde(rename = "ParallelDBWrite")]
+    pub parallel_db_write: bool,
+    #[serde(rename = "TrieNodeCacheConfig")]
+    pub trie_node_cache: TrieNodeCacheJson,
+    /// The unit price (`null` on a node without a chain).
+    #[serde(rename = "GasPrice")]
+    pub gas_price: Option<u64>,
+    /// The validator this node seals as, else the zero address.
+    #[serde(rename = "Rewardbase")]
+    pub rewardbase: crate::crypto::Address,
+    #[serde(rename = "Istanbul")]
+    pub istanbul: IstanbulNodeConfig,
+    /// `--rpc.unsafe-debug.disable`.
+    #[serde(rename = "DisableUnsafeDebug")]
+    pub disable_unsafe_debug: bool,
+}
+
+/// The trie-node cache's settings, as the reference's `TrieNodeCacheConfig` names them.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrieNodeCacheJson {
+    /// `LocalCache`: in this process's memory.
+    #[serde(rename = "CacheType")]
+    pub cache_type: &'static str,
+    /// `--state.trie-cache-limit` (0: no cache).
+    #[serde(rename = "LocalCacheSizeMiB")]
+    pub local_cache_size_mib: u64,
+    /// Where the cache is saved (`<datadir>/fastcache`).
+    #[serde(rename = "FastCacheFileDir")]
+    pub fast_cache_file_dir: String,
+    /// `--state.trie-cache-save-period`, in nanoseconds (a Go duration).
+    #[serde(rename = "FastCacheSavePeriod")]
+    pub fast_cache_save_period: u64,
+}
+
+/// The BFT engine's settings, as the reference's `istanbul.Config` names them.
+#[derive(Debug, Clone, Serialize)]
+pub struct IstanbulNodeConfig {
+    /// `--dev.period`, seconds.
+    #[serde(rename = "BlockPeriod")]
+    pub block_period: u64,
+    /// 0: round robin.
+    #[serde(rename = "ProposerPolicy")]
+    pub proposer_policy: u64,
+    #[serde(rename = "Epoch")]
+    pub epoch: u64,
+    #[serde(rename = "SubGroupSize")]
+    pub sub_group_size: u64,
+}
+
 /// The `admin` namespace.
 pub struct AdminApi {
     datadir: PathBuf,
@@ -182,6 +250,8 @@ pub struct AdminApi {
     chain: Option<Arc<crate::chain::Chain>>,
     /// The peer server; `None` on a node without p2p (no chain).
     peers: Option<Arc<dyn Peers>>,
+    /// What `admin_nodeConfig` answers; `None` until the node gives it (`node not started`).
+    config: Option<NodeConfigJson>,
 }
 
 const HTTP_PARAMS: &[super::method::ParamSpec] = &[
@@ -217,6 +287,13 @@ impl Namespace for AdminApi {
             "The node's id, kni URL, p2p ports and, with a chain, its protocol entry (network, total block score, genesis, head, config)",
             "object: kni, id, ip, listenAddr, name, ports {discovery, listener}, protocols",
             Self::node_info
+        ),
+        method!(
+            "admin_nodeConfig",
+            [],
+            "The node's configuration, in the reference's member names (those this node has)",
+            "object: the node's configuration (networkId, syncMode, trie-node cache, istanbul, ...)",
+            Self::node_config
         ),
         method!(
             "admin_peers",
@@ -411,6 +488,7 @@ impl AdminApi {
             info: None,
             chain: None,
             peers: None,
+            config: None,
         }
     }
 
@@ -418,6 +496,17 @@ impl AdminApi {
     pub fn with_peers(mut self, peers: Option<Arc<dyn Peers>>) -> AdminApi {
         self.peers = peers;
         self
+    }
+
+    /// The configuration `admin_nodeConfig` answers.
+    pub fn with_node_config(mut self, config: NodeConfigJson) -> AdminApi {
+        self.config = Some(config);
+        self
+    }
+
+    /// `admin_nodeConfig`: the node's configuration in the reference's shape.
+    fn node_config(&self, _: &Call, _: &Params) -> Result<NodeConfigJson> {
+        self.config.clone().ok_or(AdminError::NodeNotStarted.into())
     }
 
     /// `admin_peers`: the connected peers sorted by id; `[]` on a node without p2p.

@@ -4,10 +4,12 @@
 //! `debug_getModifiedAccountsByNumber`, `debug_getModifiedAccountsByHash`,
 //! `debug_getModifiedStorageNodesByNumber`, and tracing with predefined tracers only
 //! (`debug_traceTransaction`, `debug_traceCall`, `debug_traceBlockByNumber`,
-//! `debug_traceBlockByHash`: this node runs no JavaScript tracer, so its tracing methods are
-//! always the safe ones, with their cap on concurrent requests). The rest ([`UNSAFE`]:
-//! `debug_setHead`, `debug_verbosity`, `debug_memStats`, `debug_gcStats`) is then served over
-//! IPC only.
+//! `debug_traceBlockByHash`, `debug_traceBlock`: this node runs no JavaScript tracer, so its
+//! tracing methods are always the safe ones, with their cap on concurrent requests). The rest
+//! ([`UNSAFE`]: `debug_setHead`, `debug_verbosity`, `debug_memStats`, `debug_gcStats`, and the
+//! reference's unsafe `debug_printBlock`, `debug_traceBlockFromFile` and
+//! `debug_standardTraceBlockToFile`, which read and write the node's files) is then served
+//! over IPC only.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,7 +27,7 @@ use crate::chain::trace::{BlockRef, TraceError};
 use crate::chain::Chain;
 use crate::method;
 use crate::metrics::{Metrics, ProcessMemory};
-use crate::rpc::{Call, Params, RawJson};
+use crate::rpc::{Call, HexBytes, Params, RawJson};
 use crate::types::json::AccountKeyJson;
 
 /// The methods `--rpc.unsafe-debug.disable` keeps off HTTP and WebSocket.
@@ -34,6 +36,9 @@ pub const UNSAFE: &[&str] = &[
     "debug_verbosity",
     "debug_memStats",
     "debug_gcStats",
+    "debug_printBlock",
+    "debug_traceBlockFromFile",
+    "debug_standardTraceBlockToFile",
 ];
 
 /// How many tracing requests may run at once (the reference's
@@ -142,6 +147,34 @@ impl Namespace for DebugApi {
             "Trace every transaction of a block by hash: [{txHash, result}]",
             "array of {txHash, result}",
             Self::trace_block_by_hash
+        ),
+        method!(
+            "debug_traceBlock",
+            [p("blockRlp", K::Bytes), opt("config", K::Object)],
+            "Trace every transaction of a block given as its RLP (its parent must be in the chain): [{txHash, result}]",
+            "array: {txHash, result} per transaction",
+            Self::trace_block
+        ),
+        method!(
+            "debug_traceBlockFromFile",
+            [p("file", K::String), opt("config", K::Object)],
+            "As debug_traceBlock, the block's RLP read as hex from a file of the node's machine",
+            "array: {txHash, result} per transaction",
+            Self::trace_block_from_file
+        ),
+        method!(
+            "debug_standardTraceBlockToFile",
+            [p("hash", K::Bytes), opt("config", K::Object)],
+            "Trace a block's transactions (or config.txHash's) as standard JSON into files in the node's temporary directory; their names",
+            "array of strings: the files written",
+            Self::standard_trace_block_to_file
+        ),
+        method!(
+            "debug_printBlock",
+            [p("block", K::Any)],
+            "A block (by number, tag or hash) printed as text: its header's fields and its transactions",
+            "string: the block as text",
+            Self::print_block
         ),
         method!(
             "debug_metrics",
@@ -281,6 +314,88 @@ impl DebugApi {
 
     fn chain(&self) -> Result<&Chain> {
         self.chain.as_deref().ok_or(Error::NoChain)
+    }
+
+    /// The traces of the block `rlp` encodes, as `debug_traceBlockByNumber` answers; the
+    /// reference's `could not decode block: ...` for bytes that are not a block.
+    fn trace_rlp(&self, rlp: &[u8], opts: &crate::chain::trace::TraceOptions) -> Result<RawJson> {
+        let block = crate::types::block::Block::decode(rlp)
+            .map_err(|e| server(format!("could not decode block: {e}")))?;
+        let traces = self.chain()?.trace_given_block(&block, opts)?;
+        Ok(wire::block_json(&traces))
+    }
+
+    /// `debug_traceBlock(blockRlp, config?)`: the block's transactions run on its parent's
+    /// state under its header, each traced (the block need not be in the chain).
+    fn trace_block(&self, _: &Call, p: &Params) -> Result<RawJson> {
+        let rlp: HexBytes = p.required(0)?;
+        let opts = wire::trace_options(p.raw(1), 1)?;
+        self.chain()?;
+        let _slot = self.heavy_slot()?;
+        self.trace_rlp(&rlp.0, &opts)
+    }
+
+    /// `debug_traceBlockFromFile(file, config?)`: as `debug_traceBlock`, the RLP read from a
+    /// file as hex digits (without `0x`; as the reference reads it, decoding stops at the
+    /// first character that is not part of a hex pair, a final newline for one). The
+    /// reference's `could not read file: ...` when the file cannot be read.
+    fn trace_block_from_file(&self, _: &Call, p: &Params) -> Result<RawJson> {
+        let file: String = p.required(0)?;
+        let opts = wire::trace_options(p.raw(1), 1)?;
+        self.chain()?;
+        let path = std::path::Path::new(&file);
+        let text = read_file(path).map_err(|e| server(format!("could not read file: {e}")))?;
+        self.trace_rlp(&hex_prefix(&text), &opts)
+    }
+
+    /// `debug_standardTraceBlockToFile(hash, config?)`: each transaction of the block (or
+    /// only `config.txHash`) traced by the standard-JSON logger into a new file
+    /// `block_0x<4 bytes of the block hash>-<index>-0x<4 bytes of the tx hash>-<random>` in
+    /// the temporary directory (`$TMPDIR`, else `/tmp`), mode 0600; the files' paths. The
+    /// reference's `block <hash> not found` (hex without `0x`) for a block the chain lacks.
+    fn standard_trace_block_to_file(&self, _: &Call, p: &Params) -> Result<Vec<String>> {
+        let HashParam(hash) = p.required(0)?;
+        let (log, tx) = wire::std_trace_options(p.raw(1), 1)?;
+        let chain = self.chain()?;
+        let dir = std::env::temp_dir();
+        let mut files = Vec::new();
+        let found = chain.standard_trace_block(&hash, log, tx, |t| {
+            let prefix = format!(
+                "block_0x{}-{}-0x{}-",
+                hex::encode(&hash[..4]),
+                t.index,
+                hex::encode(&t.tx_hash[..4])
+            );
+            let path = write_temp_file(&dir, &prefix, |out| wire::write_standard_trace(&t, out))
+                .map_err(|e| TraceError::Failed(e.to_string()))?;
+            crate::log::info("Wrote standard trace", &[("file", &path)]);
+            files.push(path);
+            Ok(())
+        })?;
+        if found.is_none() {
+            return Err(server(format!("block {} not found", hex::encode(hash))));
+        }
+        Ok(files)
+    }
+
+    /// `debug_printBlock(block)`: the block (by number, tag or hash) as text. The reference
+    /// prints its Go structures (`spew`); this is the same content in a plain layout:
+    /// `Block(#N) hash: 0x..`, each header field on a line, then each transaction as its
+    /// JSON object. `block #N not found` / `block 0x.. not found` for a block the chain
+    /// lacks.
+    fn print_block(&self, _: &Call, p: &Params) -> Result<String> {
+        let block: BlockParam = p.required(0)?;
+        let chain = self.chain()?;
+        let (found, name) = match block {
+            BlockParam::Tag(t) => {
+                let n = t.resolve(chain.head_number());
+                (chain.block_by_number(Some(n))?, format!("#{}", t.signed()))
+            }
+            BlockParam::Hash(h) => (chain.block_by_hash(&h)?, format!("0x{}", hex::encode(h))),
+            BlockParam::Neither => (None, String::new()),
+        };
+        let b = found.ok_or_else(|| server(format!("block {name} not found")))?;
+        Ok(print_block(&b, chain.total_block_score(b.header.number)))
     }
 
     /// The block parameter at `i` as the reference's `BlockNumberOrHash` decodes it, and the
@@ -550,10 +665,10 @@ impl DebugApi {
         let level: i32 = p.required(0)?;
         // The reference's level check (0 critical .. 5 trace; here 0 is silent).
         if level >= 6 {
-            return Err(server("insert log level less than 6".into()));
+            return Err(server("insert log level less than 6"));
         }
         let level = u8::try_from(level).map_err(|_| {
-            server("insert log level greater than or equal to 0".into())
+            server("insert log level greater than or equal to 0")
         })?;
         crate::log::set_verbosity(level);
         Ok(())
@@ -582,8 +697,109 @@ fn not_found(prefix: &str, arg: &BlockParam) -> Error {
     server(format!("block {prefix}{shown} not found"))
 }
 
-fn server(m: String) -> Error {
-    Error::Rpc(crate::rpc::RpcError::server(m))
+fn server(text: impl Into<String>) -> Error {
+    Error::Rpc(crate::rpc::RpcError::server(text))
+}
+
+
+/// A file's bytes, or its error as the reference words it (`open <path>: no such file or
+/// directory`, `read <path>: is a directory`).
+fn read_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut f =
+        std::fs::File::open(path).map_err(|e| crate::chain::export::io_error("open", path, &e))?;
+    let mut out = Vec::new();
+    f.read_to_end(&mut out)
+        .map_err(|e| crate::chain::export::io_error("read", path, &e))?;
+    Ok(out)
+}
+
+/// The bytes of the hex pairs at the start of `text`, up to the first pair that is not hex
+/// (the reference's `common.Hex2Bytes`, which keeps what it decoded before an error).
+fn hex_prefix(text: &[u8]) -> Vec<u8> {
+    text.chunks_exact(2)
+        .map_while(|pair| {
+            let digit = |c: u8| (c as char).to_digit(16);
+            Some((digit(pair[0])? << 4 | digit(pair[1])?) as u8)
+        })
+        .collect()
+}
+
+/// Creates a new file `<dir>/<prefix><random number>` (never an existing one; mode 0600),
+/// fills it with `write` and returns its path.
+fn write_temp_file(
+    dir: &std::path::Path,
+    prefix: &str,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut tries = 0;
+    let (file, path) = loop {
+        let mut r = [0u8; 4];
+        getrandom::getrandom(&mut r).map_err(std::io::Error::other)?;
+        let path = dir.join(format!("{prefix}{}", u32::from_le_bytes(r)));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+        {
+            Ok(f) => break (f, path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out)?;
+    out.flush()?;
+    Ok(path.display().to_string())
+}
+
+/// A block as `debug_printBlock` prints it.
+fn print_block(b: &crate::chain::BlockRecord, total_block_score: u64) -> String {
+    use std::fmt::Write;
+    let h = &b.header;
+    let hex0x = |x: &[u8]| format!("0x{}", hex::encode(x));
+    let mut out = String::new();
+    let _ = writeln!(out, "Block(#{}) hash: {}", h.number, hex0x(&b.hash));
+    let mut field = |name: &str, value: String| {
+        let _ = writeln!(out, "  {name}: {value}");
+    };
+    field("ParentHash", hex0x(&h.parent_hash));
+    field("Rewardbase", hex0x(&h.rewardbase.0));
+    field("Root", hex0x(&h.state_root));
+    field("TxHash", hex0x(&h.transactions_root));
+    field("ReceiptHash", hex0x(&h.receipts_root));
+    field("Bloom", hex0x(&h.bloom[..]));
+    field("BlockScore", decimal(&h.block_score));
+    field("TotalBlockScore", total_block_score.to_string());
+    field("Number", h.number.to_string());
+    field("GasUsed", h.gas_used.to_string());
+    field("Time", h.time.to_string());
+    field("TimeFoS", h.time_fos.to_string());
+    field("Extra", hex0x(&h.extra));
+    field("Governance", hex0x(&h.governance));
+    field("Vote", hex0x(&h.vote));
+    if let Some(f) = &h.base_fee {
+        field("BaseFee", decimal(f));
+    }
+    field("Size", b.size.to_string());
+    let _ = writeln!(out, "Transactions: {}", b.transactions.len());
+    for (i, (tx, sender)) in b.transactions.iter().enumerate() {
+        let json = crate::types::json::TransactionJson::new(
+            tx,
+            *sender,
+            crate::types::json::Location {
+                block_hash: b.hash,
+                block_number: h.number,
+                index: i as u64,
+            },
+        );
+        let text = serde_json::to_string(&json).expect("a transaction serializes");
+        let _ = writeln!(out, "  [{i}] {text}");
+    }
+    out
 }
 
 /// A 256-bit value in decimal (go-ethereum's dump writes balances so).

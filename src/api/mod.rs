@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod chain;
+pub mod consensus;
 pub mod contract;
 pub mod debug;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod method;
 pub mod net;
 pub mod personal;
 pub mod reference;
+pub mod recover;
 pub mod rpc;
 pub mod spec;
 pub mod trace;
@@ -67,10 +69,12 @@ impl Serialize for HexOut {
 pub struct Apis {
     pub admin: Arc<admin::AdminApi>,
     pub chain: Arc<chain::ChainApi>,
+    pub consensus: Arc<consensus::ConsensusApi>,
     pub contract: Arc<contract::ContractApi>,
     pub logs: Arc<logs::LogsApi>,
     pub net: Arc<net::NetApi>,
     pub personal: Arc<personal::PersonalApi>,
+    pub recover: Arc<recover::RecoverApi>,
     pub rpc: Arc<rpc::RpcApi>,
     pub debug: Arc<debug::DebugApi>,
     pub txpool: Arc<txpool::TxpoolApi>,
@@ -82,6 +86,8 @@ impl Apis {
     pub fn register(&self, r: &mut Registry) {
         register(&self.admin, r);
         register(&self.chain, r);
+        register(&self.consensus, r);
+        register(&self.recover, r);
         register(&self.contract, r);
         register(&self.logs, r);
         register(&self.debug, r);

@@ -7,13 +7,17 @@ use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use super::method::{specs, MethodSpec};
-use super::{admin, chain, contract, debug, logs, net, personal, rpc, txpool, web3};
+use super::{
+    admin, chain, consensus, contract, debug, logs, net, personal, recover, rpc, txpool, web3,
+};
 
 static METHODS: LazyLock<Vec<MethodSpec>> = LazyLock::new(|| {
     // Modules in alphabetical order, methods in each namespace's declared order.
     let mut v = Vec::new();
     v.extend(specs::<admin::AdminApi>());
     v.extend(specs::<chain::ChainApi>());
+    v.extend(specs::<consensus::ConsensusApi>());
+    v.extend(specs::<recover::RecoverApi>());
     v.extend(specs::<contract::ContractApi>());
     v.extend(specs::<logs::LogsApi>());
     v.extend(specs::<debug::DebugApi>());
@@ -149,6 +153,8 @@ mod tests {
                 Arc::new(ChainFeeds::default()),
                 None,
             )),
+            consensus: Arc::new(consensus::ConsensusApi::new(None, None)),
+            recover: Arc::new(recover::RecoverApi::new(None)),
             contract: Arc::new(contract::ContractApi::new(None)),
             logs: Arc::new(logs::LogsApi::new(
                 None,

@@ -28,6 +28,40 @@ pub const DEV_CHAIN_ID: u64 = 1000;
 /// The dev chain's unit price (DECISIONS.md: the pre-Magma rule, gas price = unit price).
 pub const DEV_UNIT_PRICE: u64 = 25_000_000_000;
 
+/// The reference's hard forks, each active or not, as this chain runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Forks {
+    pub istanbul: bool,
+    pub london: bool,
+    pub eth_tx_type: bool,
+    pub magma: bool,
+    pub kore: bool,
+    pub shanghai: bool,
+    pub cancun: bool,
+    pub dragon: bool,
+    pub randao: bool,
+    /// Whether the block is the KIP-103 (treasury rebalance) block.
+    pub kip103: bool,
+}
+
+/// The forks of every block of every chain here: a genesis names no fork blocks, so the
+/// rules never change. The EVM is the reference's Cancun-compatible fork (`exec::SPEC`),
+/// which carries the Istanbul, London, Kore and Shanghai ones; gas is priced by the unit price
+/// (before Magma); there are no Ethereum transaction types (no EthTxType) and headers carry
+/// no base fee or randomness (no Magma, no Randao); nothing of Dragon or KIP-103 is built.
+pub const FORKS: Forks = Forks {
+    istanbul: true,
+    london: true,
+    eth_tx_type: false,
+    magma: false,
+    kore: true,
+    shanghai: true,
+    cancun: true,
+    dragon: false,
+    randao: false,
+    kip103: false,
+};
+
 /// A balance: 256 bits, big-endian.
 pub type Balance = [u8; 32];
 

@@ -296,6 +296,11 @@ impl Sealer {
             worker: None,
         }
     }
+
+    /// The validator it seals as (`None` once started: the key has moved to its thread).
+    pub fn validator(&self) -> Option<crate::crypto::Address> {
+        self.key.as_ref().map(SecretKey::address)
+    }
 }
 
 impl Service for Sealer {

@@ -204,7 +204,8 @@ pub struct Config {
     #[arg(long)]
     pub allow_insecure_unlock: bool,
     /// Serve the unsafe debug methods (debug_setHead, debug_verbosity, debug_memStats,
-    /// debug_gcStats) over IPC only; HTTP and WebSocket keep the safe subset
+    /// debug_gcStats, debug_printBlock, debug_traceBlockFromFile,
+    /// debug_standardTraceBlockToFile) over IPC only; HTTP and WebSocket keep the safe subset
     #[arg(long = "rpc.unsafe-debug.disable")]
     pub unsafe_debug_disable: bool,
     /// Enable metrics collection and reporting: RPC calls per method and transport, blocks

@@ -365,6 +365,41 @@ fn module_list(text: &str) -> BTreeSet<String> {
     }
 }
 
+/// What `admin_nodeConfig` shows of `cfg`: the node's network id, its chain's unit price,
+/// the validator it seals as (`sealing_as`), its trie-node cache and BFT settings.
+fn node_config(
+    cfg: &Config,
+    datadir: &Path,
+    chain: Option<&Chain>,
+    sealing_as: Option<crate::crypto::Address>,
+) -> crate::api::admin::NodeConfigJson {
+    use crate::api::admin::{IstanbulNodeConfig, NodeConfigJson, TrieNodeCacheJson};
+    NodeConfigJson {
+        network_id: cfg.networkid,
+        sync_mode: "full",
+        no_pruning: true,
+        worker_disable: sealing_as.is_none(),
+        sender_tx_hash_indexing: false,
+        parallel_db_write: false,
+        trie_node_cache: TrieNodeCacheJson {
+            cache_type: "LocalCache",
+            local_cache_size_mib: cfg.trie_cache_limit,
+            fast_cache_file_dir: datadir.join("fastcache").display().to_string(),
+            fast_cache_save_period: u64::try_from(cfg.trie_cache_save_period.as_nanos())
+                .unwrap_or(u64::MAX),
+        },
+        gas_price: chain.map(Chain::unit_price),
+        rewardbase: sealing_as.unwrap_or_default(),
+        istanbul: IstanbulNodeConfig {
+            block_period: cfg.dev_period.as_secs(),
+            proposer_policy: info::ISTANBUL.1,
+            epoch: info::ISTANBUL.0,
+            sub_group_size: info::ISTANBUL.2,
+        },
+        disable_unsafe_debug: cfg.unsafe_debug_disable,
+    }
+}
+
 /// A running node.
 pub struct Node {
     pub datadir: PathBuf,
@@ -529,6 +564,10 @@ impl Node {
             .clone()
             .map(|s| Arc::new(peers::ServerPeers(s)) as Arc<dyn crate::api::admin::Peers>);
         let metrics = node_metrics(cfg, chain.as_ref(), peers.clone());
+        let sealing_as = sealer.as_ref().and_then(|s| s.validator());
+        let sync_status = p2p_sync
+            .clone()
+            .map(|p| Arc::new(peers::ProtocolSync(p)) as Arc<dyn crate::api::chain::SyncStatus>);
         let feeds = Arc::new(ChainFeeds::default());
         let filters = crate::api::filters::Filters::new();
         let apis = Apis {
@@ -540,14 +579,23 @@ impl Node {
                         p2p: p2p.clone(),
                     }))
                     .with_chain(chain.clone())
-                    .with_peers(peers.clone()),
+                    .with_peers(peers.clone())
+                    .with_node_config(node_config(cfg, &datadir, chain.as_deref(), sealing_as)),
             ),
-            chain: Arc::new(ChainApi::new(
-                keystore.clone(),
-                unlocked.clone(),
-                feeds.clone(),
+            chain: Arc::new(
+                ChainApi::new(
+                    keystore.clone(),
+                    unlocked.clone(),
+                    feeds.clone(),
+                    chain.clone(),
+                )
+                .with_sync(sync_status),
+            ),
+            consensus: Arc::new(crate::api::consensus::ConsensusApi::new(
                 chain.clone(),
+                sealing_as,
             )),
+            recover: Arc::new(crate::api::recover::RecoverApi::new(chain.clone())),
             contract: Arc::new(crate::api::contract::ContractApi::new(chain.clone())),
             logs: Arc::new(crate::api::logs::LogsApi::new(
                 chain.clone(),
