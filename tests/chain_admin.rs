@@ -614,7 +614,10 @@ fn the_unsafe_debug_methods_are_ipc_only_under_the_flag() {
         assert_eq!(err(ws_call(&ws, m, params.clone())), gone, "WS {m}");
         ok(ipc.call(m, params));
     }
-    for (m, params) in [("debug_metrics", json!([false])), ("debug_getBadBlocks", json!([]))] {
+    for (m, params) in [
+        ("debug_metrics", json!([false])),
+        ("debug_getBadBlocks", json!([])),
+    ] {
         ok(http_call(&http, m, params.clone()));
         ok(ws_call(&ws, m, params.clone()));
         ok(ipc.call(m, params));

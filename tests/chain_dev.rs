@@ -68,10 +68,16 @@ fn the_dev_chain_starts_at_a_funded_genesis() {
     // A block the chain does not have: the reference's error, not null.
     assert_eq!(
         err(call("chain_getBalance", json!([dev, "0x1"]))),
-        (-32000, "the header does not exist (block number: 1)".to_string())
+        (
+            -32000,
+            "the header does not exist (block number: 1)".to_string()
+        )
     );
     assert_eq!(
-        err(call("chain_getBalance", json!([dev, format!("0x{}", "ab".repeat(32))]))),
+        err(call(
+            "chain_getBalance",
+            json!([dev, format!("0x{}", "ab".repeat(32))])
+        )),
         (-32000, "header for hash not found".to_string())
     );
     // Block parameters that do not decode: hexutil's texts, as the reference answers.
@@ -374,7 +380,8 @@ fn a_raw_value_transfer_is_sealed() {
         err(call("chain_getBlockByNumber", json!(["0x1", "yes"]))),
         (
             -32602,
-            "invalid argument 1: json: cannot unmarshal string into Go value of type bool".to_string()
+            "invalid argument 1: json: cannot unmarshal string into Go value of type bool"
+                .to_string()
         )
     );
 
@@ -400,7 +407,10 @@ fn a_raw_value_transfer_is_sealed() {
     );
     assert_eq!(
         err(call("debug_getBlockRlp", json!(["nine"]))),
-        (-32602, "invalid argument 0: hex string without 0x prefix".to_string())
+        (
+            -32602,
+            "invalid argument 0: hex string without 0x prefix".to_string()
+        )
     );
     // The pool is empty again.
     assert_eq!(

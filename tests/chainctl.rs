@@ -1581,8 +1581,19 @@ fn go_decoding_errors_are_explained() {
 given does not fit (it does not start with 0x)";
     for args in [
         vec!["--endpoint", ipc(&n), "personal", "lockAccount", "\"abcd\""],
-        vec!["--endpoint", ipc(&n), "call", "personal_lockAccount", "[\"abcd\"]"],
-        vec!["--endpoint", ipc(&n), "exec", "personal.lockAccount(\"abcd\")"],
+        vec![
+            "--endpoint",
+            ipc(&n),
+            "call",
+            "personal_lockAccount",
+            "[\"abcd\"]",
+        ],
+        vec![
+            "--endpoint",
+            ipc(&n),
+            "exec",
+            "personal.lockAccount(\"abcd\")",
+        ],
     ] {
         let r = fails(&args, 1);
         assert_eq!(r.stderr, format!("{node_text}\n{meaning}\n"), "{args:?}");

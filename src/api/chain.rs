@@ -602,7 +602,9 @@ impl ChainApi {
         let tag: BlockTag = p.required(0)?;
         let chain = self.chain()?;
         let n = tag.resolve(chain.head_number());
-        let b = chain.block_by_number(Some(n))?.ok_or(Missing::BlockNumber(n))?;
+        let b = chain
+            .block_by_number(Some(n))?
+            .ok_or(Missing::BlockNumber(n))?;
         self.block_json(Some(b), p)
     }
 

@@ -404,8 +404,9 @@ impl DebugApi {
         let chain = self.chain()?;
         let r: BlockParam = p.required(i)?;
         let number = match r {
-            BlockParam::Tag(t) => Some(t.resolve(chain.head_number()))
-                .filter(|&n| n <= chain.head_number()),
+            BlockParam::Tag(t) => {
+                Some(t.resolve(chain.head_number())).filter(|&n| n <= chain.head_number())
+            }
             BlockParam::Hash(h) => chain.block_by_hash(&h)?.map(|b| b.header.number),
             BlockParam::Neither => return Err(Missing::Neither.into()),
         };
@@ -536,7 +537,12 @@ impl DebugApi {
         let shown = |t: BlockTag| t.signed() as u64;
         let start = Some(start_tag.resolve(head))
             .filter(|&n| n <= head)
-            .ok_or_else(|| server(format!("start block number #{} not found", shown(start_tag))))?;
+            .ok_or_else(|| {
+                server(format!(
+                    "start block number #{} not found",
+                    shown(start_tag)
+                ))
+            })?;
         let (start, end) = match end_tag {
             None => {
                 let parent = start.checked_sub(1).ok_or_else(|| {
@@ -667,9 +673,8 @@ impl DebugApi {
         if level >= 6 {
             return Err(server("insert log level less than 6"));
         }
-        let level = u8::try_from(level).map_err(|_| {
-            server("insert log level greater than or equal to 0")
-        })?;
+        let level = u8::try_from(level)
+            .map_err(|_| server("insert log level greater than or equal to 0"))?;
         crate::log::set_verbosity(level);
         Ok(())
     }
@@ -700,7 +705,6 @@ fn not_found(prefix: &str, arg: &BlockParam) -> Error {
 fn server(text: impl Into<String>) -> Error {
     Error::Rpc(crate::rpc::RpcError::server(text))
 }
-
 
 /// A file's bytes, or its error as the reference words it (`open <path>: no such file or
 /// directory`, `read <path>: is a directory`).

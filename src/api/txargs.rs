@@ -8,9 +8,9 @@
 use serde_json::{Map, Value};
 
 use super::error::{AccountError, Error, Result};
+use super::goparams::Member;
 use crate::chain::Chain;
 use crate::crypto::{Address, SecretKey};
-use super::goparams::Member;
 use crate::rpc::RpcError;
 use crate::types::account_key::{AccountKey, Role};
 use crate::types::transaction::{
@@ -195,7 +195,9 @@ impl TxArgs {
         for (name, v) in &members {
             match name.as_str() {
                 "typeInt" => {
-                    member("typeInt").integer(v, "types.TxType", u16::MAX.into()).map_err(arg0)?;
+                    member("typeInt")
+                        .integer(v, "types.TxType", u16::MAX.into())
+                        .map_err(arg0)?;
                 }
                 "from" | "to" | "feePayer" => {
                     address(name, v)?;

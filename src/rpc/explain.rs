@@ -36,7 +36,9 @@ fn why(got: &str) -> Option<String> {
         "hex string without 0x prefix" => "it does not start with 0x".into(),
         "hex string of odd length" => "it has an odd number of hex digits".into(),
         "invalid hex string" => "it has a character that is not a hex digit".into(),
-        "hex number with leading zero digits" => "a quantity has no leading zeros (\"0x1\", not \"0x01\")".into(),
+        "hex number with leading zero digits" => {
+            "a quantity has no leading zeros (\"0x1\", not \"0x01\")".into()
+        }
         "hex number > 64 bits" => "it is larger than 64 bits".into(),
         "hex number > 256 bits" => "it is larger than 256 bits".into(),
         "empty hex string" => "it is empty".into(),
@@ -120,13 +122,23 @@ mod tests {
             e("invalid argument 0: hex string has length 4, want 40 for common.Address"),
             "parameter 1 takes an address: \"0x\" and 40 hex digits; it has 4 hex digits, not 40"
         );
-        assert!(e("invalid argument 1: hex string without 0x prefix").starts_with("parameter 2 takes a block number"));
+        assert!(e("invalid argument 1: hex string without 0x prefix")
+            .starts_with("parameter 2 takes a block number"));
     }
 
     #[test]
     fn other_errors_are_left_alone() {
-        assert_eq!(explain(-32000, "invalid argument 0: json: cannot unmarshal number into Go value of type string"), None);
-        assert_eq!(explain(-32602, "missing value for required argument 0"), None);
+        assert_eq!(
+            explain(
+                -32000,
+                "invalid argument 0: json: cannot unmarshal number into Go value of type string"
+            ),
+            None
+        );
+        assert_eq!(
+            explain(-32602, "missing value for required argument 0"),
+            None
+        );
         assert_eq!(explain(-32602, "too many arguments, want at most 1"), None);
         assert_eq!(explain(-32602, "invalid argument 0: json: cannot unmarshal number into Go value of type foo.Unknown"), None);
     }

@@ -4,10 +4,10 @@
 //! secrets is the namespace's business (every request buffer is wiped anyway).
 
 pub mod client;
-pub mod explain;
 mod conns;
 pub mod endpoint;
 pub mod error;
+pub mod explain;
 mod framing;
 mod gate;
 pub mod http;
