@@ -411,12 +411,10 @@ impl Session {
         }
         let lines: Vec<&str> = readme.lines().collect();
         let text = |n: usize| lines.get(n.wrapping_sub(1)).map_or("", |l| l.trim());
-        let mut msg = match self
-            .file("block")
-            .and_then(|b| {
-                let mut w = b.split_whitespace().map(|x| x.parse::<usize>().ok());
-                Some((w.next()??, w.next()??))
-            }) {
+        let mut msg = match self.file("block").and_then(|b| {
+            let mut w = b.split_whitespace().map(|x| x.parse::<usize>().ok());
+            Some((w.next()??, w.next()??))
+        }) {
             Some((n, first)) => format!(
                 "README.md block {n} (the block starting at README.md:{first}, `{}`) failed",
                 text(first)
@@ -440,9 +438,8 @@ impl Session {
                 parts.next().unwrap_or(""),
                 parts.next().unwrap_or(""),
             );
-            msg += &format!(
-                ": README.md:{line} says the command prints `{want}`; it printed `{got}`"
-            );
+            msg +=
+                &format!(": README.md:{line} says the command prints `{want}`; it printed `{got}`");
         } else if let Some(e) = self.file("error") {
             let (head, cmd) = e.split_once('\n').unwrap_or((&e, ""));
             let mut w = head.split_whitespace();
@@ -658,7 +655,9 @@ fn readme_cites_only_files_in_the_repository() {
             in_fence = !in_fence;
         }
         if line.contains("../") {
-            missing.push(format!("README.md:{n}: a path outside the repository: {line}"));
+            missing.push(format!(
+                "README.md:{n}: a path outside the repository: {line}"
+            ));
         }
         // Markdown files named anywhere, fenced or not.
         for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || "_-./".contains(c))) {
@@ -683,7 +682,9 @@ fn readme_cites_only_files_in_the_repository() {
                 || target.starts_with('#'));
             let path = target.split('#').next().unwrap();
             if local && !root.join(path).exists() {
-                missing.push(format!("README.md:{n}: link to `{target}`, not in the repository"));
+                missing.push(format!(
+                    "README.md:{n}: link to `{target}`, not in the repository"
+                ));
             }
             rest = &after[end..];
         }
@@ -725,7 +726,9 @@ fn readme_cites_only_files_in_the_repository() {
 fn readme_says_what_the_reference_is_where_it_first_names_it() {
     let text = readme();
     let lower = text.to_lowercase();
-    let at = lower.find("the reference").expect("README names the reference");
+    let at = lower
+        .find("the reference")
+        .expect("README names the reference");
     let start = text[..at].rfind("\n\n").map_or(0, |p| p + 2);
     // The paragraph of the first mention, or the one right after it.
     let end = text[at..]
@@ -759,7 +762,8 @@ fn harness_carries_state_between_blocks_and_checks_outputs() {
 
 #[test]
 fn harness_names_the_failing_block_and_line() {
-    let text = fenced("```sh\ntrue\n```\n\n```sh\necho one\ngrep -q nothing /dev/null\necho two\n```\n");
+    let text =
+        fenced("```sh\ntrue\n```\n\n```sh\necho one\ngrep -q nothing /dev/null\necho two\n```\n");
     let err = run_readme(&text, Duration::from_secs(30)).unwrap_err();
     assert!(
         err.starts_with(
