@@ -42,9 +42,12 @@
 //! README's examples listen on 127.0.0.1 only, with ports chosen by the system (`--port 0`,
 //! `--rpcport 0`, ...) and read back from the node's log; nothing reaches the network.
 //!
+//! [`readme_nodes_listen_on_loopback_and_free_ports`] keeps it that way for blocks added later;
 //! [`readme_cites_only_files_in_the_repository`] checks every relative link and every path
 //! README names; [`readme_says_what_the_reference_is_where_it_first_names_it`] that the first
 //! mention of "the reference" says which node it is and links its public repository.
+//!
+//! The session needs bash, curl and coreutils (`timeout`, `mktemp`); it takes about 20 s.
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -638,6 +641,80 @@ fn two_commands_first_one_runs_as_readme_says() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0), "Ctrl-C stops the node with exit 0");
+}
+
+/// The nodes README's run blocks start listen on 127.0.0.1 only, on ports the system picks:
+/// a port flag is 0, an address flag is loopback, `--rpc`, `--ws` and `--prometheus` come with
+/// their port flag, and a `chaind` started in the background (a node, not `init`, `export` or
+/// `import`) names `--p2paddr` and `--port` (the peers' listener defaults to 0.0.0.0:32323).
+#[test]
+fn readme_nodes_listen_on_loopback_and_free_ports() {
+    let text = readme();
+    let mut wrong = Vec::new();
+    for b in blocks(&text) {
+        if b.kind() != Kind::Run {
+            continue;
+        }
+        // Whole commands: continuation lines joined, comments cut.
+        let mut commands: Vec<(usize, String)> = Vec::new();
+        let mut open = false;
+        for (k, line) in b.lines.iter().enumerate() {
+            let code = line.split(" #").next().unwrap_or("");
+            let code = if code.trim_start().starts_with('#') {
+                ""
+            } else {
+                code
+            };
+            if open {
+                let last = commands.last_mut().unwrap();
+                last.1.push(' ');
+                last.1.push_str(code);
+            } else {
+                commands.push((b.first_line() + k, code.to_string()));
+            }
+            open = continues(code);
+        }
+        for (n, cmd) in commands {
+            let words: Vec<&str> = cmd
+                .split_whitespace()
+                .map(|w| w.trim_matches('"'))
+                .collect();
+            let has = |f: &str| words.contains(&f);
+            for (i, w) in words.iter().enumerate() {
+                let next = words.get(i + 1).copied().unwrap_or("");
+                if ["--port", "--rpcport", "--wsport", "--prometheusport"].contains(w)
+                    && next != "0"
+                {
+                    wrong.push(format!("README.md:{n}: `{w} {next}`: a fixed port (use 0)"));
+                }
+                if ["--rpcaddr", "--wsaddr", "--p2paddr"].contains(w)
+                    && !["127.0.0.1", "localhost"].contains(&next)
+                {
+                    wrong.push(format!("README.md:{n}: `{w} {next}`: not loopback"));
+                }
+            }
+            for (on, port) in [
+                ("--rpc", "--rpcport"),
+                ("--ws", "--wsport"),
+                ("--prometheus", "--prometheusport"),
+            ] {
+                if has(on) && !has(port) {
+                    wrong.push(format!("README.md:{n}: `{on}` without `{port} 0`"));
+                }
+            }
+            let node = words.iter().position(|w| *w == "chaind").is_some_and(|i| {
+                !words[i..]
+                    .iter()
+                    .any(|w| ["init", "export", "import"].contains(w))
+            });
+            if node && cmd.contains('&') && !(has("--port") && has("--p2paddr")) {
+                wrong.push(format!(
+                    "README.md:{n}: a node without `--p2paddr 127.0.0.1 --port 0`"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// Every relative link, every path README names (backticked paths under `tests/`, `benches/`,
