@@ -38,10 +38,23 @@ or key data written in their arguments (exit 2): null in its place, or leaving i
 end, has it read as above; or give the params (`call METHOD -`) or the line (`exec -`) on \
 standard input, at most 1 MiB, where secrets may be written out.
 
+File paths (the file of admin exportChain and importChain), in every form: a relative path is \
+made absolute against chainctl's working directory when the node runs on this machine (an IPC \
+socket, or an http:// or ws:// endpoint on localhost or a loopback address); to a node \
+elsewhere it is sent as given, and the node resolves it against its own working directory.
+
+Subscriptions (chain subscribe newHeads, newPendingTransactions, or logs with filter \
+criteria; also through call and exec): each notification's result is printed as one line of \
+JSON as it comes, until ctrl-c (exit 0); they need a WebSocket or IPC endpoint. When the \
+reader of the output goes away (`| head -1`), chainctl ends quietly with exit 0.
+
 Exit codes: 0 success; 1 the call failed (an RPC error, printed as `error CODE: MESSAGE` on \
 stderr, or a node that cannot be reached, printed with the endpoint tried); 2 bad usage \
 (unknown module or method, also when the node answers error -32601; a malformed endpoint; \
-bad JSON params; a console syntax error; a passphrase or key data that cannot be read).";
+bad JSON params; a console syntax error; a passphrase or key data that cannot be read; a \
+subscription over HTTP). An error's data, when the node gives some, is printed on the next \
+line as `  data: ...` (for -32601: no such method and the nearest name, a module this \
+endpoint does not offer, or a method of the reference node not built here).";
 
 /// The clap command, for parsing, `--help` and the man pages.
 pub fn command() -> Command {
@@ -138,7 +151,11 @@ only calls of known methods with no passphrase or key data written out, no more 
 the method takes, and each argument of its parameter's kind: a line that does not parse, names \
 an unknown method (a mistyped name) or has, say, a passphrase where the address goes is not \
 recorded. Results are printed as pretty JSON, errors as `error CODE: MESSAGE`, and the \
-console goes on. ctrl-c drops the line being typed; `exit`, `quit` or ctrl-d leaves.",
+console goes on. `help` lists the modules, `help admin` the methods of a module, `help \
+admin.addPeer` (or admin_addPeer) one method's parameters and result. chain.subscribe(\"newHeads\") \
+(or newPendingTransactions, or \"logs\" with filter criteria) prints each notification as one \
+line of JSON until ctrl-c, then the prompt returns. ctrl-c drops the line being typed; \
+`exit`, `quit` or ctrl-d leaves.",
                 ),
         );
     for module in spec::modules() {
@@ -158,11 +175,17 @@ fn module_command(module: &'static str) -> Command {
     for m in &methods {
         let method = m.name.split_once('_').map_or(m.name, |(_, rest)| rest);
         let line = format!("{method} {}", usage_of(m));
-        listing.push_str(&format!("\n  {}\n      {}", line.trim_end(), m.summary));
+        listing.push_str(&format!(
+            "\n  {}\n      {}\n      Returns: {}",
+            line.trim_end(),
+            m.summary,
+            m.returns
+        ));
     }
     let mut cmd = Command::new(module)
         .about(format!("Methods of the {module} module"))
         .after_long_help(listing)
+        .subcommand_value_name("METHOD")
         .subcommand_required(true)
         .arg_required_else_help(true);
     for m in methods {
@@ -197,15 +220,10 @@ fn method_command(m: &'static MethodSpec) -> Command {
     let mut params = String::new();
     for p in m.params {
         let what = match p.kind {
-            ParamKind::String => "a string",
             ParamKind::KeyData => "raw private key data, hex: a secret, refused written out; give - to read it from standard input (on a terminal, - or leaving it out prompts for it without echo)",
             ParamKind::Passphrase | ParamKind::NewPassphrase => "a passphrase, never an argument: read from the next --password-file, else a no-echo prompt",
-            ParamKind::Address => "an address, 0x + 40 hex digits",
-            ParamKind::Bytes => "0x-prefixed hex bytes",
-            ParamKind::Integer => "an integer",
-            ParamKind::Bool => "true or false",
-            ParamKind::Object => "a JSON object",
-            ParamKind::Any => "any JSON value",
+            ParamKind::Path => "a file path on the node's machine. A relative path is made absolute against chainctl's working directory when the node runs on this machine (an IPC socket, or an http:// or ws:// endpoint on localhost or a loopback address); to a node elsewhere it is sent as given, and the node resolves it against its own working directory",
+            other => other.describe(),
         };
         let optional = if p.optional { ", optional" } else { "" };
         params.push_str(&format!("\n  {}: {what}{optional}", p.name));
@@ -216,10 +234,18 @@ fn method_command(m: &'static MethodSpec) -> Command {
     let command = Command::new(method)
         .about(m.summary)
         .after_help(format!(
-            "JSON-RPC method {}. Parameters, in order:{params}{}",
+            "JSON-RPC method {}. Parameters, in order:{params}{}\nReturns: {}{}",
             m.name,
             if m.params.iter().any(|p| p.kind.is_passphrase()) {
                 "\nThe arguments give the parameters other than the passphrases, in order."
+            } else {
+                ""
+            },
+            m.returns,
+            if crate::console::is_subscription(m.name) {
+                "\nchainctl prints each notification's result as one line of JSON as it comes, \
+until ctrl-c (exit 0) or until the reader of its output goes away; it needs a WebSocket or \
+IPC endpoint (over HTTP: exit 2)."
             } else {
                 ""
             }
@@ -241,8 +267,8 @@ Key data is given as - and read from standard input, or left out to be prompted 
 terminal (written out, it is refused)",
                 ),
         );
-    if m.name == WATCHED {
-        command.arg(
+    match m.name {
+        WATCHED => command.arg(
             Arg::new("watch")
                 .long("watch")
                 .action(clap::ArgAction::SetTrue)
@@ -250,14 +276,69 @@ terminal (written out, it is refused)",
                     "Follow the running migration (a progress bar on a terminal, one line a \
 second otherwise) until it ends, then print its status; exit 1 if it ended with an error",
                 ),
-        )
-    } else {
-        command
+        ),
+        SAVE => command.arg(
+            Arg::new("wait")
+                .long("wait")
+                .action(clap::ArgAction::SetTrue)
+                .help(
+                    "Wait until the save has ended (admin_trieNodeCacheStatus), then print its \
+outcome {number, path, nodes, bytes, error}; exit 1, saying why, if it failed",
+                ),
+        ),
+        _ => command,
     }
 }
 
 /// The method `--watch` follows.
 const WATCHED: &str = "admin_stateMigrationStatus";
+
+/// The method `--wait` waits for, and the one it asks how it went.
+const SAVE: &str = "admin_saveTrieNodeCacheToDisk";
+const SAVE_STATUS: &str = "admin_trieNodeCacheStatus";
+
+/// `chainctl admin saveTrieNodeCacheToDisk --wait`: starts the save, then polls until the
+/// node reports it ended, and prints its outcome (the file written); a failed save fails.
+fn save_and_wait(client: &mut Client, out: &mut impl Write) -> Result<(), Failure> {
+    client.call(SAVE, Vec::new()).map_err(Failure::from)?;
+    // The save just started is the latest one the node counts (none can start while it
+    // runs); its number is the count of saves started.
+    let mut number = None;
+    let outcome = loop {
+        let s = client
+            .call(SAVE_STATUS, Vec::new())
+            .map_err(Failure::from)?;
+        let started = s["started"].as_u64().unwrap_or(0);
+        let ours = *number.get_or_insert(started);
+        if s["last"]["number"].as_u64().is_some_and(|n| n >= ours) {
+            break s["last"].clone();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    if let Some(e) = outcome["error"].as_str() {
+        return Err(Failure {
+            code: 1,
+            message: format!(
+                "error: saving the trie node cache to {} failed: {e}",
+                outcome["path"].as_str().unwrap_or("?")
+            ),
+        });
+    }
+    emit(out, &console::render(&outcome))
+}
+
+/// Writes `text` and a newline to `out`, flushed. A reader that went away (`| head -1`) ends
+/// the command quietly with exit 0, as ripgrep does: [`Failure::output_closed`].
+fn emit(out: &mut impl Write, text: &str) -> Result<(), Failure> {
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(Failure::output_closed()),
+        Err(e) => Err(Failure {
+            code: 1,
+            message: format!("error: cannot write output: {e}"),
+        }),
+    }
+}
 
 /// `chainctl admin stateMigrationStatus --watch`: polls until no migration runs, showing
 /// its progress; the final status is printed. A migration that ended with an error fails.
@@ -299,12 +380,7 @@ fn watch_migration(client: &mut Client, out: &mut impl Write) -> Result<(), Fail
     if let Some(b) = bar {
         b.finish();
     }
-    writeln!(out, "{}", console::render(&status))
-        .and_then(|()| out.flush())
-        .map_err(|e| Failure {
-            code: 1,
-            message: format!("error: cannot write output: {e}"),
-        })?;
+    emit(out, &console::render(&status))?;
     match status["err"].as_str() {
         Some("null") | None => Ok(()),
         Some(e) => Err(Failure {
@@ -327,6 +403,14 @@ impl Failure {
         Failure {
             code: 2,
             message: format!("error: {message}"),
+        }
+    }
+
+    /// The end of a command whose output's reader went away: exit 0, nothing printed.
+    fn output_closed() -> Failure {
+        Failure {
+            code: 0,
+            message: String::new(),
         }
     }
 }
@@ -353,6 +437,10 @@ impl From<LineError> for Failure {
     fn from(e: LineError) -> Failure {
         match e {
             LineError::Client(c) => c.into(),
+            LineError::Output(e) => Failure {
+                code: 1,
+                message: format!("error: cannot write output: {e}"),
+            },
             other => Failure::usage(other),
         }
     }
@@ -667,7 +755,9 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             let _ = out.flush();
-            eprintln!("{}", f.message);
+            if !f.message.is_empty() {
+                let _ = writeln!(io::stderr(), "{}", f.message);
+            }
             ExitCode::from(f.code)
         }
     }
@@ -713,6 +803,7 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                 "give the line on standard input: chainctl exec -"
             };
             fill(spec::find(&name), &name, &mut params, &mut source, how)?;
+            resolve(&name, &mut params, &endpoint)?;
             (name, params)
         }
         "call" => {
@@ -749,6 +840,7 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                 format!("give the params on standard input: chainctl call {name} -")
             };
             fill(spec::find(&name), &name, &mut params, &mut source, &how)?;
+            resolve(&name, &mut params, &endpoint)?;
             (name, params)
         }
         module => {
@@ -763,22 +855,44 @@ pub fn run(matches: &ArgMatches, out: &mut impl Write) -> Result<(), Failure> {
                 let mut client = connect(&endpoint, defaulted)?;
                 return watch_migration(&mut client, out);
             }
+            if name == SAVE && args_m.get_flag("wait") {
+                let mut client = connect(&endpoint, defaulted)?;
+                return save_and_wait(&mut client, out);
+            }
             let mut params = assemble_args(m, &args, key_data_from_stdin)?;
             let how = "give - to read it from standard input";
             fill(Some(m), &name, &mut params, &mut source, how)?;
+            resolve(&name, &mut params, &endpoint)?;
             (name, params)
         }
     };
+    if console::is_subscription(&name) {
+        if endpoint_kind(&endpoint) == EndpointKind::Http {
+            return Err(LineError::NeedsStream(name).into());
+        }
+        let mut client = connect(&endpoint, defaulted)?;
+        // Notifications until ctrl-c (exit 0) or until the output's reader goes away.
+        console::until_interrupted(|stop| console::stream(&mut client, &name, params, out, stop))
+            .map_err(|e| match e {
+            LineError::Client(c) => explain(c, &endpoint, defaulted),
+            other => other.into(),
+        })?;
+        return Ok(());
+    }
     let mut client = connect(&endpoint, defaulted)?;
     let result = client
         .call(&name, params)
         .map_err(|e| explain(e, &endpoint, defaulted))?;
-    writeln!(out, "{}", console::render(&result))
-        .and_then(|()| out.flush())
-        .map_err(|e| Failure {
-            code: 1,
-            message: format!("error: cannot write output: {e}"),
-        })
+    emit(out, &console::render(&result))
+}
+
+/// Makes the relative path parameters of `name` absolute when the node is on this machine
+/// ([`console::resolve_paths`]).
+fn resolve(name: &str, params: &mut [Value], endpoint: &str) -> Result<(), Failure> {
+    match spec::find(name) {
+        Some(m) => console::resolve_paths(m, params, endpoint).map_err(Failure::from),
+        None => Ok(()),
+    }
 }
 
 fn connect(endpoint: &str, defaulted: bool) -> Result<Client, Failure> {
@@ -1084,6 +1198,7 @@ mod tests {
         let f = Failure::from(ClientError::Rpc {
             code: -32601,
             message: "the method foo_bar does not exist/is not available".into(),
+            data: None,
         });
         // An unknown method is bad usage; other errors of the node are failures.
         assert_eq!(
@@ -1096,6 +1211,7 @@ mod tests {
         let f = Failure::from(ClientError::Rpc {
             code: -32000,
             message: "could not decrypt key with given password".into(),
+            data: None,
         });
         assert_eq!(f.code, 1);
         let f = explain(

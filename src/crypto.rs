@@ -89,7 +89,7 @@ pub enum CryptoError {
     KeyZero,
     #[error("signature must be 65 bytes long")]
     SignatureLength,
-    #[error("invalid Chain signature (V is not 27 or 28)")]
+    #[error("invalid signature (V is not 27 or 28)")]
     SignatureV,
     #[error("recovery failed")]
     RecoveryFailed,

@@ -21,7 +21,8 @@ use crate::passphrase::{self, PassphraseError};
 #[command(name = "chain-keytool", version, max_term_width = 100)]
 #[command(
     after_help = "Exit codes: 0 success; 1 the operation failed (wrong passphrase, unknown \
-account, duplicate import, unreadable key file); 2 bad usage or bad input (malformed key data, \
+account, duplicate import, unreadable key file, no keystore directory for list, sign or \
+replace-raw); 2 bad usage or bad input (malformed key data, \
 address, message or signature; missing password file)."
 )]
 pub struct Cli {
@@ -82,7 +83,8 @@ pub enum Command {
         #[arg(value_name = "KEYDATA")]
         keydata: KeyDataArg,
     },
-    /// List the accounts of the keystore, one address per line, sorted by key-file URL
+    /// List the accounts of the keystore, one address per line, sorted by key-file URL; a
+    /// keystore directory that does not exist is an error (new and import-raw create it)
     List {
         /// Print the wallet objects of personal_listWallets as JSON
         #[arg(long)]
@@ -259,6 +261,22 @@ struct AccountJson<'a> {
     url: &'a str,
 }
 
+/// Fails (code 1) unless `dir` is a directory that can be read: `keystore directory DIR does
+/// not exist ...`, or `cannot read keystore directory DIR: <why>`.
+fn keystore_must_exist(dir: &Path) -> Result<(), Failure> {
+    match std::fs::read_dir(dir) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Failure::failed(format!(
+            "keystore directory {} does not exist (chain-keytool new or import-raw creates it)",
+            dir.display()
+        ))),
+        Err(e) => Err(Failure::failed(format!(
+            "cannot read keystore directory {}: {e}",
+            dir.display()
+        ))),
+    }
+}
+
 /// Runs one parsed command, writing its result to `out`.
 pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
     let dir = datadir::keystore_dir(cli.datadir.as_deref(), cli.keystore.as_deref());
@@ -268,6 +286,12 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
             Some(k) => ks.with_scrypt(scrypt_of(k)),
             None => ks,
         })
+    };
+    // The commands that read accounts need the directory: a wrong path is said, not listed
+    // as an empty keystore. The ones that write a key create it.
+    let existing = || -> Result<Keystore, Failure> {
+        keystore_must_exist(&dir)?;
+        open(None)
     };
     let werr = |e: io::Error| Failure::failed(format!("cannot write output: {e}"));
     match cli.command {
@@ -295,6 +319,7 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
             kdf,
             keydata,
         } => {
+            keystore_must_exist(&dir)?;
             let ks = open(Some(&kdf))?;
             let kd = keydata_of(keydata)?;
             let old = passphrase::obtain(
@@ -313,7 +338,7 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
             writeln!(out, "{}", acct.address).map_err(werr)?;
         }
         Command::List { json } => {
-            let ks = open(None)?;
+            let ks = existing()?;
             let idx = ks.refreshed_index();
             if json {
                 let accounts = idx.accounts();
@@ -355,7 +380,7 @@ pub fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 .parse()
                 .map_err(|e| Failure::bad_input(format!("invalid address: {e}")))?;
             let message = parse_message(&message, text).map_err(Failure::bad_input)?;
-            let ks = open(None)?;
+            let ks = existing()?;
             // One look at the index, before the prompt: an unknown account is said at once.
             let path = ks.find(address).map_err(|e| match e {
                 keystore::Error::NoKey => keystore::Error::UnknownAccount,

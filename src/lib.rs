@@ -28,6 +28,8 @@
 //! - [`events`]: a bounded broadcast of typed events (new head, pending transaction, peer
 //!   added or dropped) that domains publish into; a slow subscriber is cut off.
 //! - [`service`]: the lifecycle of background services (named threads, stop flags, joins).
+//! - [`metrics`]: the node's counters and gauges (`--metrics`) and the Prometheus endpoint
+//!   (`--prometheus`); knows no rpc and no chain: they record into it, the node samples them.
 //! - [`trie`]: the Merkle Patricia Trie over a node store by hash (state, roots).
 //! - [`types`]: account keys and transactions with their byte-exact encodings; blocks next.
 //! - [`crypto`]: Keccak-256, secp256k1 signing and recovery, addresses, the signed-message
@@ -38,6 +40,7 @@
 //! - [`passphrase`]: reading passphrases from a file, standard input or a no-echo prompt,
 //!   never from argv.
 //! - [`log`], [`clock`]: log lines; UTC calendar fields without a date crate.
+//! - [`duration`]: durations as text: Go's syntax (RPC parameters) and the options' form.
 //! - [`wipe_alloc`]: the global allocator of the binaries, which wipes freed memory.
 
 pub mod api;
@@ -47,12 +50,14 @@ pub mod clock;
 pub mod console;
 pub mod crypto;
 pub mod datadir;
+pub mod duration;
 pub mod events;
 pub mod exec;
 pub mod keystore;
 pub mod keytool;
 pub mod log;
 pub mod manpage;
+pub mod metrics;
 pub mod node;
 pub mod p2p;
 pub mod passphrase;

@@ -65,19 +65,53 @@ fn the_dev_chain_starts_at_a_funded_genesis() {
     );
     let other = "0x0000000000000000000000000000000000000001";
     assert_eq!(ok(call("chain_getBalance", json!([other]))), json!("0x0"));
-    // A block the chain does not have: null.
+    // A block the chain does not have: the reference's error, not null.
     assert_eq!(
-        ok(call("chain_getBalance", json!([dev, "0x1"]))),
-        Value::Null
+        err(call("chain_getBalance", json!([dev, "0x1"]))),
+        (
+            -32000,
+            "the header does not exist (block number: 1)".to_string()
+        )
     );
-    for bad in ["1", "0x", "0x01", "newest"] {
+    assert_eq!(
+        err(call(
+            "chain_getBalance",
+            json!([dev, format!("0x{}", "ab".repeat(32))])
+        )),
+        (-32000, "header for hash not found".to_string())
+    );
+    // Block parameters that do not decode: hexutil's texts, as the reference answers.
+    for (bad, text) in [
+        ("1", "hex string without 0x prefix"),
+        ("0x", "hex string \"0x\""),
+        ("0x01", "hex number with leading zero digits"),
+        ("newest", "hex string without 0x prefix"),
+    ] {
         let (code, msg) = err(call("chain_getBalance", json!([dev, bad])));
         assert_eq!(code, -32602, "{bad}");
-        assert_eq!(
-            msg,
-            format!("invalid argument 1: a block is latest, earliest, pending or a 0x quantity, not {bad:?}")
-        );
+        assert_eq!(msg, format!("invalid argument 1: {text}"));
     }
+    assert_eq!(
+        err(call("chain_getBalance", json!(["abc"]))),
+        (
+            -32602,
+            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go value of type common.Address".to_string()
+        )
+    );
+    assert_eq!(
+        err(call("chain_getBalance", json!([7]))),
+        (
+            -32602,
+            "invalid argument 0: json: cannot unmarshal non-string into Go value of type common.Address".to_string()
+        )
+    );
+    assert_eq!(
+        err(call("chain_getBalance", json!(["0x1234"]))),
+        (
+            -32602,
+            "invalid argument 0: hex string has length 4, want 40 for common.Address".to_string()
+        )
+    );
 }
 
 #[test]
@@ -425,16 +459,41 @@ fn a_raw_value_transfer_is_sealed() {
         ok(call("chain_getBlockByNumber", json!(["latest"])))["hash"],
         block1
     );
+    // A block the chain does not have is the reference's error, not null.
     assert_eq!(
-        ok(call("chain_getBlockByNumber", json!(["0x5"]))),
-        Value::Null
+        err(call("chain_getBlockByNumber", json!(["0x5"]))),
+        (
+            -32000,
+            "the block does not exist (block number: 5)".to_string()
+        )
     );
     assert_eq!(
-        ok(call(
+        err(call(
             "chain_getBlockByHash",
             json!([format!("0x{}", "00".repeat(32))])
         )),
-        Value::Null
+        (
+            -32000,
+            format!(
+                "the block does not exist (block hash: 0x{})",
+                "00".repeat(32)
+            )
+        )
+    );
+    assert_eq!(
+        err(call("chain_getBlockByHash", json!([true]))),
+        (
+            -32602,
+            "invalid argument 0: json: cannot unmarshal non-string into Go value of type common.Hash".to_string()
+        )
+    );
+    assert_eq!(
+        err(call("chain_getBlockByNumber", json!(["0x1", "yes"]))),
+        (
+            -32602,
+            "invalid argument 1: json: cannot unmarshal string into Go value of type bool"
+                .to_string()
+        )
     );
 
     // debug_getBlockRlp: the block's RLP (hex without 0x) decodes to the same hash.
@@ -450,7 +509,19 @@ fn a_raw_value_transfer_is_sealed() {
     );
     assert_eq!(
         err(call("debug_getBlockRlp", json!([9]))),
-        (-32000, "block 9 not found".to_string())
+        (-32000, "block #9 not found".to_string())
+    );
+    let unknown = format!("0x{}", "ab".repeat(32));
+    assert_eq!(
+        err(call("debug_getBlockRlp", json!([unknown]))),
+        (-32000, format!("block {unknown} not found"))
+    );
+    assert_eq!(
+        err(call("debug_getBlockRlp", json!(["nine"]))),
+        (
+            -32602,
+            "invalid argument 0: hex string without 0x prefix".to_string()
+        )
     );
     // The pool is empty again.
     assert_eq!(

@@ -257,9 +257,20 @@ fn refusals_change_neither_state_nor_pool() {
         ("chain_sendTransaction", json!([{"from": stranger, "to": TO, "value": "0x1"}]), -32000, "unknown account"),
         ("chain_sendTransaction", json!([{"from": b, "to": TO, "value": "0x1"}]), -32000, "authentication needed: password or unlock"),
         ("chain_signTransaction", json!([{"from": b, "to": TO, "value": "0x1"}]), -32000, "authentication needed: password or unlock"),
-        ("personal_sendValueTransfer", json!(["not an object", "pw"]), -32602, "invalid argument 0: the transaction must be a JSON object"),
-        ("personal_sendTransaction", json!([{"from": b, "to": TO, "value": "12"}, "pw"]), -32602, "invalid argument 0: value: a 0x hex quantity, not \"12\""),
-        ("personal_sendTransaction", json!([{"from": b, "to": "0x12", "value": "0x1"}, "pw"]), -32602, "invalid argument 0: to: not an address"),
+        ("personal_sendValueTransfer", json!(["not an object", "pw"]), -32602, "invalid argument 0: json: cannot unmarshal string into Go value of type api.SendTxArgs"),
+        ("personal_sendTransaction", json!([{"from": b, "to": TO, "value": "12"}, "pw"]), -32602, "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field SendTxArgs.value of type *hexutil.Big"),
+        ("personal_sendTransaction", json!([{"from": b, "to": "0x12", "value": "0x1"}, "pw"]), -32602, "invalid argument 0: hex string has length 2, want 40 for common.Address"),
+        ("personal_sendTransaction", json!([{"from": 12, "to": TO, "value": "0x1"}, "pw"]), -32602, "invalid argument 0: json: cannot unmarshal non-string into Go struct field SendTxArgs.from of type common.Address"),
+        ("personal_sendTransaction", json!([{"from": b, "to": TO, "gas": 21000}, "pw"]), -32602, "invalid argument 0: json: cannot unmarshal non-string into Go struct field SendTxArgs.gas of type hexutil.Uint64"),
+        // Go's decoder stops at the first member that does not decode, in the object's order.
+        ("personal_sendTransaction", json!([{"gasPrice": "0x01", "from": "0x1"}, "pw"]), -32602, "invalid argument 0: json: cannot unmarshal hex number with leading zero digits into Go struct field SendTxArgs.gasPrice of type *hexutil.Big"),
+        ("chain_signTransaction", json!([{"from": b, "to": TO, "typeInt": 30800}]), -32000, "undefined tx type"),
+        ("chain_sendTransaction", json!([{"from": b, "to": TO, "typeInt": "8"}]), -32602, "invalid argument 0: json: cannot unmarshal string into Go struct field SendTxArgs.typeInt of type types.TxType"),
+        // `from` left out is the zero address: a contract creation without data first, then
+        // an account the keystore does not hold.
+        ("chain_sendTransaction", json!([{"value": "0x1"}]), -32000, "contract creation without any data provided"),
+        ("chain_sendTransaction", json!([{"to": TO, "gas": "0x5208"}]), -32000, "unknown account"),
+        ("personal_sendTransaction", json!([{"to": TO, "gas": "0x5208"}, "pw"]), -32000, "unknown account"),
         ("personal_sendValueTransfer", json!([{"from": b, "value": "0x1"}, "pw"]), -32000, "tx fields should be filled with valid values"),
         ("personal_sendValueTransfer", json!([{"from": b, "to": TO}, "pw"]), -32000, "tx fields should be filled with valid values"),
         ("personal_sendAccountUpdate", json!([{"from": b}, "pw"]), -32000, "tx fields should be filled with valid values"),

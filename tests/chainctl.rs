@@ -13,7 +13,8 @@ use chain_node::rpc::client::{Client, ClientError};
 use common::{key_files, write_file, Node, Run};
 use serde_json::{json, Value};
 
-const METHOD_NOT_FOUND: &str = "error -32601: the method foo_bar does not exist/is not available\n";
+const METHOD_NOT_FOUND: &str =
+    "error -32601: the method foo_bar does not exist/is not available\n  data: no such method\n";
 
 /// Kills a `chainctl` that outlives its test.
 struct Guard(Child);
@@ -33,9 +34,17 @@ fn ctl(args: &[&str]) -> Run {
 /// Runs `chainctl ARGS...` with no terminal, `stdin` piped in when given (else /dev/null).
 /// Fails the test, and kills chainctl, when it has not finished after a minute.
 fn ctl_stdin(args: &[&str], stdin: Option<&str>) -> Run {
+    ctl_in(None, args, stdin)
+}
+
+/// [`ctl_stdin`] in the working directory `dir` when given.
+fn ctl_in(dir: Option<&Path>, args: &[&str], stdin: Option<&str>) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chainctl"));
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
     let mut guard = Guard(
-        Command::new(env!("CARGO_BIN_EXE_chainctl"))
-            .args(args)
+        cmd.args(args)
             .env("HOME", std::env::temp_dir())
             .stdin(if stdin.is_some() {
                 Stdio::piped()
@@ -802,10 +811,18 @@ fn client_library_over_the_three_transports() {
             );
         }
         match c.call("foo_bar", vec![json!(1)]) {
-            Err(ClientError::Rpc { code, message }) => {
+            Err(ClientError::Rpc {
+                code,
+                message,
+                data,
+            }) => {
                 assert_eq!(
-                    (code, message.as_str()),
-                    (-32601, "the method foo_bar does not exist/is not available")
+                    (code, message.as_str(), data),
+                    (
+                        -32601,
+                        "the method foo_bar does not exist/is not available",
+                        Some(json!("no such method"))
+                    )
                 )
             }
             other => panic!("{endpoint}: {other:?}"),
@@ -1068,4 +1085,535 @@ fn exec_syntax_errors_are_bounded_and_discreet() {
             "{line}: {r:?}"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The operator's day: cache saves, file paths, subscriptions, closed pipes, -32601 data
+
+/// A `--dev` node with IPC and WebSocket (chain and rpc) and HTTP (admin, chain and rpc).
+fn dev_node(extra: &[&str]) -> Node {
+    let mut args = vec!["--dev"];
+    args.extend(common::ws_args("chain,rpc"));
+    args.extend(common::http_args("admin,chain,rpc"));
+    args.extend(extra);
+    Node::start(&args)
+}
+
+/// Sends a transfer of 1 from the developer account at `nonce` over IPC; its hash.
+fn send_transfer(n: &Node, nonce: u64) -> Value {
+    let raw = common::raw_transfer(
+        &common::dev_key(n),
+        nonce,
+        chain_node::crypto::Address([0x35; 20]),
+        1,
+        common::PRICE,
+        1000,
+    );
+    common::ok(
+        common::Ipc::connect(n.ipc.as_ref().unwrap())
+            .call("chain_sendRawTransaction", json!([raw])),
+    )
+}
+
+#[test]
+fn save_trie_node_cache_to_disk_waits_and_says_where_it_wrote() {
+    let n = dev_node(&[]);
+    let e = ipc(&n);
+    let dd = n.datadir.path();
+    let file = dd.join("fastcache").join("nodes.bin");
+    let r = ctl(&[
+        "--endpoint",
+        e,
+        "admin",
+        "saveTrieNodeCacheToDisk",
+        "--wait",
+    ]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{r:?}");
+    let outcome: Value = serde_json::from_str(&r.stdout).unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    // The node count is the file's own (its header: magic, version, genesis, count).
+    let count = u64::from_be_bytes(bytes[44..52].try_into().unwrap());
+    assert_eq!(
+        outcome,
+        json!({"number": 1, "path": file, "nodes": count, "bytes": bytes.len(), "error": null})
+    );
+    // Without --wait: null at once, as the spec says.
+    assert_eq!(
+        ok(&["--endpoint", e, "admin", "saveTrieNodeCacheToDisk"]),
+        Value::Null
+    );
+
+    // A save that fails in the background: `fastcache` is a file, which the save cannot
+    // replace. Exit 1 with the node's reason; the file is left as it was, no temporary
+    // directory behind.
+    let status = || ok(&["--endpoint", e, "admin", "trieNodeCacheStatus"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while status()["saving"] != json!(false) {
+        assert!(Instant::now() < deadline, "the second save did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::remove_dir_all(dd.join("fastcache")).unwrap();
+    std::fs::write(dd.join("fastcache"), "not a directory").unwrap();
+    let r = fails(
+        &[
+            "--endpoint",
+            e,
+            "admin",
+            "saveTrieNodeCacheToDisk",
+            "--wait",
+        ],
+        1,
+    );
+    assert_eq!(
+        r.stderr,
+        format!(
+            "error: saving the trie node cache to {} failed: {}: Not a directory (os error 20)\n",
+            file.display(),
+            dd.join("fastcache").display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(dd.join("fastcache")).unwrap(),
+        "not a directory"
+    );
+    let leftovers: Vec<String> = std::fs::read_dir(dd)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".fastcache"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let s = status();
+    assert_eq!(
+        (s["started"].clone(), s["last"]["number"].clone()),
+        (json!(3), json!(3))
+    );
+}
+
+#[test]
+fn save_trie_node_cache_to_disk_fails_when_the_cache_is_disabled() {
+    let n = dev_node(&["--state.trie-cache-limit", "0"]);
+    let e = ipc(&n);
+    for wait in [true, false] {
+        let mut args = vec!["--endpoint", e, "admin", "saveTrieNodeCacheToDisk"];
+        if wait {
+            args.push("--wait");
+        }
+        let r = fails(&args, 1);
+        assert_eq!(
+            r.stderr,
+            "error -32000: trie node cache is disabled, nothing to save to file\n"
+        );
+    }
+    assert!(!n.datadir.path().join("fastcache").exists());
+    assert_eq!(
+        ok(&["--endpoint", e, "admin", "trieNodeCacheStatus"]),
+        json!({"enabled": false, "saving": false, "started": 0, "last": null})
+    );
+}
+
+/// A relative file name is the client's: chainctl makes it absolute (the node is on this
+/// machine), in every form, and the node logs the absolute path it writes and reads.
+#[test]
+fn relative_export_and_import_paths_are_the_clients() {
+    let n = dev_node(&[]);
+    send_transfer(&n, 0);
+    let work = tempfile::tempdir().unwrap();
+    let here = std::fs::canonicalize(work.path()).unwrap();
+    let http = n.http.clone().unwrap();
+    for (endpoint, args) in [
+        (ipc(&n), vec!["admin", "exportChain", "a.rlp"]),
+        (http.as_str(), vec!["admin", "exportChain", "b.rlp.gz", "0"]),
+        (ipc(&n), vec!["exec", "admin.exportChain('c.rlp')"]),
+        (ipc(&n), vec!["call", "admin_exportChain", "[\"d.rlp\"]"]),
+    ] {
+        let mut all = vec!["--endpoint", endpoint];
+        all.extend(&args);
+        let r = ctl_in(Some(work.path()), &all, None);
+        assert_eq!(
+            (r.code, r.stdout.as_str(), r.stderr.as_str()),
+            (0, "true\n", ""),
+            "{args:?}"
+        );
+    }
+    for name in ["a.rlp", "b.rlp.gz", "c.rlp", "d.rlp"] {
+        let path = here.join(name);
+        assert!(path.is_file(), "{name} is not in the client's directory");
+        let line = format!("Exported blockchain file={}", path.display());
+        common::wait_until(&line, &n, || n.log_text().contains(&line));
+    }
+    let r = ctl_in(
+        Some(work.path()),
+        &["--endpoint", ipc(&n), "admin", "importChain", "a.rlp"],
+        None,
+    );
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, "true\n", "")
+    );
+    let line = format!("Importing blockchain file={}", here.join("a.rlp").display());
+    assert!(n.log_text().contains(&line), "{}", n.log_text());
+    // A missing relative file is named absolute in the error.
+    let r = ctl_in(
+        Some(work.path()),
+        &["--endpoint", ipc(&n), "admin", "importChain", "none.rlp"],
+        None,
+    );
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains(&here.join("none.rlp").display().to_string()),
+        "{r:?}"
+    );
+    // --help says what happens to a relative path.
+    let help = ctl(&["admin", "exportChain", "--help"]);
+    assert!(
+        help.stdout.split_whitespace().collect::<Vec<_>>().join(" ").contains("relative path is made absolute against chainctl's working directory when the node runs on this machine"),
+        "{}",
+        help.stdout
+    );
+}
+
+/// A `chainctl` left running, its output read line by line.
+struct Streaming {
+    guard: Guard,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Streaming {
+    fn spawn(args: &[&str]) -> Streaming {
+        let mut guard = Guard(
+            Command::new(env!("CARGO_BIN_EXE_chainctl"))
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stdout = guard.0.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(l);
+            }
+        });
+        let mut err = guard.0.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        Streaming {
+            guard,
+            lines,
+            stderr: Some(stderr),
+        }
+    }
+
+    /// The next line printed, calling `poke` (which makes an event happen) every 300 ms
+    /// until one comes: the subscription may not be in place yet at the first poke.
+    fn next_line(&self, mut poke: impl FnMut()) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            poke();
+            if let Ok(l) = self.lines.recv_timeout(Duration::from_millis(300)) {
+                return l;
+            }
+            assert!(Instant::now() < deadline, "no notification within 30 s");
+        }
+    }
+
+    /// Sends SIGINT and waits: the exit code and what was printed on stderr.
+    fn interrupt(mut self) -> (i32, String) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.guard.0.id() as i32, libc::SIGINT) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(st) = self.guard.0.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "chainctl did not end on SIGINT");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        (
+            status.code().unwrap_or(-1),
+            self.stderr.take().unwrap().join().unwrap(),
+        )
+    }
+}
+
+#[test]
+fn subscriptions_print_one_json_line_per_notification_until_ctrl_c() {
+    let n = dev_node(&[]);
+    let key = common::dev_key(&n);
+    let ws = n.ws.clone().unwrap();
+    let mut nonce = 0;
+    for endpoint in [ipc(&n), ws.as_str()] {
+        // newHeads, by the method's command.
+        let s = Streaming::spawn(&["--endpoint", endpoint, "chain", "subscribe", "newHeads"]);
+        let line = s.next_line(|| {
+            send_transfer(&n, nonce);
+            nonce += 1;
+        });
+        let head: Value = serde_json::from_str(&line).unwrap();
+        assert!(
+            head["number"].as_str().is_some_and(|q| q.starts_with("0x")),
+            "{line}"
+        );
+        assert_eq!(head["hash"].as_str().map(str::len), Some(66), "{line}");
+        assert!(
+            !line.contains('\n') && line.starts_with('{'),
+            "one line: {line}"
+        );
+        assert_eq!(s.interrupt(), (0, String::new()), "{endpoint}");
+
+        // newPendingTransactions, through exec: the hash of a transaction sent.
+        let s = Streaming::spawn(&[
+            "--endpoint",
+            endpoint,
+            "exec",
+            "chain.subscribe('newPendingTransactions')",
+        ]);
+        let mut sent = Vec::new();
+        let line = s.next_line(|| {
+            sent.push(send_transfer(&n, nonce));
+            nonce += 1;
+        });
+        let hash: Value = serde_json::from_str(&line).unwrap();
+        assert!(sent.contains(&hash), "{line} is not among {sent:?}");
+        assert_eq!(s.interrupt(), (0, String::new()));
+
+        // logs with filter criteria, through call: a log of a contract made meanwhile (its
+        // creation code runs LOG0 with no data).
+        let s = Streaming::spawn(&[
+            "--endpoint",
+            endpoint,
+            "call",
+            "chain_subscribe",
+            r#"["logs", {"topics": []}]"#,
+        ]);
+        let mut made = Vec::new();
+        let line = s.next_line(|| {
+            let raw = common::contracts::raw_legacy(
+                &key,
+                nonce,
+                None,
+                0,
+                hex::decode("60006000a000").unwrap(),
+                200_000,
+            );
+            common::ok(
+                common::Ipc::connect(n.ipc.as_ref().unwrap())
+                    .call("chain_sendRawTransaction", json!([raw])),
+            );
+            made.push(json!(format!(
+                "0x{}",
+                hex::encode(common::contracts::create_address(&key.address(), nonce).0)
+            )));
+            nonce += 1;
+        });
+        let log: Value = serde_json::from_str(&line).unwrap();
+        assert!(made.contains(&log["address"]), "{line}");
+        assert_eq!(
+            (log["topics"].clone(), log["data"].clone()),
+            (json!([]), json!("0x"))
+        );
+        assert_eq!(s.interrupt(), (0, String::new()));
+    }
+
+    // HTTP carries no notifications: bad usage, said before anything is sent.
+    let http = n.http.clone().unwrap();
+    for args in [
+        vec!["chain", "subscribe", "newHeads"],
+        vec!["call", "chain_subscribe", "[\"newHeads\"]"],
+    ] {
+        let mut all = vec!["--endpoint", http.as_str()];
+        all.extend(args);
+        let r = fails(&all, 2);
+        assert_eq!(
+            r.stderr,
+            "error: chain_subscribe needs a WebSocket or IPC endpoint (ws://HOST:PORT or the path of the IPC socket): HTTP cannot carry notifications\n"
+        );
+    }
+    // A kind the node does not have: the node's -32601, exit 2.
+    let r = fails(&["--endpoint", ipc(&n), "chain", "subscribe", "nothing"], 2);
+    assert_eq!(
+        r.stderr,
+        "error -32601: no \"nothing\" subscription in chain namespace\n"
+    );
+}
+
+/// `chainctl ... | head -1`: when the reader goes away chainctl ends quietly, exit 0, as
+/// ripgrep does; no panic, no `Broken pipe` message.
+#[test]
+fn a_closed_output_ends_chainctl_quietly() {
+    let n = dev_node(&[]);
+    // A pipe whose reader is gone before chainctl writes.
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills two descriptors, owned from here on.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    use std::os::fd::FromRawFd;
+    // SAFETY: both descriptors were just opened and are owned here.
+    let (read_end, write_end) = unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    };
+    drop(read_end);
+    let out = Command::new(env!("CARGO_BIN_EXE_chainctl"))
+        .args(["--endpoint", ipc(&n), "rpc", "modules"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).as_ref()
+        ),
+        (Some(0), "")
+    );
+
+    // A subscription through `| head -1`: the first head is printed, the next one finds
+    // the pipe closed.
+    let mut shell = Guard(
+        Command::new("bash")
+            .arg("-c")
+            .arg(r#""$0" --endpoint "$1" chain subscribe newHeads | head -1; echo "status=${PIPESTATUS[0]}""#)
+            .arg(env!("CARGO_BIN_EXE_chainctl"))
+            .arg(ipc(&n))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut nonce = 0;
+    while shell.0.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the pipeline did not end");
+        send_transfer(&n, nonce);
+        nonce += 1;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    shell
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    shell
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    let head: Value = serde_json::from_str(lines[0]).unwrap();
+    assert!(head["hash"].is_string(), "{stdout}");
+    assert_eq!((lines[1], stderr.as_str()), ("status=0", ""));
+}
+
+/// -32601's data is printed under the message: which case it is.
+#[test]
+fn method_not_found_data_is_printed_under_the_message() {
+    let n = node();
+    let ws = n.ws.clone().unwrap();
+    for (endpoint, args, data) in [
+        (
+            ws.as_str(),
+            vec!["admin", "datadir"],
+            "module admin is not offered on this WebSocket endpoint; it is offered over HTTP and IPC",
+        ),
+        (
+            ipc(&n),
+            vec!["call", "admin_addPeeer", "[\"kni://x\"]"],
+            "no such method; did you mean admin_addPeer?",
+        ),
+        (
+            ipc(&n),
+            vec!["call", "governance_vote"],
+            "governance_vote is a method of the reference node that this node does not build",
+        ),
+        (
+            ipc(&n),
+            vec!["exec", "klay.blockNumber()"],
+            "no such method: this node serves the reference's klay module as chain; did you mean chain_blockNumber?",
+        ),
+    ] {
+        let mut all = vec!["--endpoint", endpoint];
+        all.extend(&args);
+        let r = fails(&all, 2);
+        let method = match args[0] {
+            "call" => args[1].to_string(),
+            "exec" => "klay_blockNumber".to_string(),
+            m => format!("{m}_{}", args[1]),
+        };
+        assert_eq!(
+            r.stderr,
+            format!("error -32601: the method {method} does not exist/is not available\n  data: {data}\n")
+        );
+    }
+}
+
+/// A parameter refused with Go's decoding text (the wire contract) is explained in plain words
+/// on the next line, by the per-method command, `call` and the console alike; the node's text
+/// is printed unchanged above it.
+#[test]
+fn go_decoding_errors_are_explained() {
+    let n = node();
+    let node_text = "error -32602: invalid argument 0: json: cannot unmarshal hex string without \
+0x prefix into Go value of type common.Address";
+    let meaning = "  meaning: parameter 1 takes an address: \"0x\" and 40 hex digits; the value \
+given does not fit (it does not start with 0x)";
+    for args in [
+        vec!["--endpoint", ipc(&n), "personal", "lockAccount", "\"abcd\""],
+        vec![
+            "--endpoint",
+            ipc(&n),
+            "call",
+            "personal_lockAccount",
+            "[\"abcd\"]",
+        ],
+        vec![
+            "--endpoint",
+            ipc(&n),
+            "exec",
+            "personal.lockAccount(\"abcd\")",
+        ],
+    ] {
+        let r = fails(&args, 1);
+        assert_eq!(r.stderr, format!("{node_text}\n{meaning}\n"), "{args:?}");
+    }
+    // A struct member: its name and what it takes.
+    let r = fails(
+        &[
+            "--endpoint",
+            ipc(&n),
+            "call",
+            "chain_signTransaction",
+            "[{\"from\": \"0x0000000000000000000000000000000000000001\", \"gas\": 21000}]",
+        ],
+        1,
+    );
+    assert!(
+        r.stderr.ends_with(
+            "\n  meaning: member \"gas\" of parameter 1 takes a quantity as a quoted 0x hex \
+number, e.g. \"0x5208\"; the value given does not fit (it is not a quoted string)\n"
+        ),
+        "{r:?}"
+    );
 }

@@ -315,6 +315,136 @@ fn admin_datadir_is_the_absolute_datadir() {
     assert!(Path::new(got.as_str().unwrap()).is_absolute(), "{got}");
 }
 
+/// `admin_startHTTP`/`admin_startWS` on port 0 answer `true` (the spec); the port bound is in
+/// the log line and in `admin_endpoints`, which lists what runs.
+#[test]
+fn admin_endpoints_shows_the_bound_ports() {
+    let n = Node::start(&[]);
+    let mut c = ipc_of(&n);
+    let before = ok(c.call("admin_endpoints", json!([])));
+    assert_eq!(
+        before,
+        json!({"http": null, "ws": null, "ipc": {"url": n.ipc.as_ref().unwrap().to_str().unwrap(), "apis": null}})
+    );
+    assert_eq!(
+        ok(c.call(
+            "admin_startHTTP",
+            json!(["127.0.0.1", 0, null, "admin,net"])
+        )),
+        json!(true)
+    );
+    let http = nth_endpoint(&n, "HTTP endpoint opened", "http://", 0);
+    assert!(
+        n.log_text()
+            .contains(&format!("HTTP endpoint opened url={http} apis=admin,net")),
+        "{}",
+        n.log_text()
+    );
+    assert_eq!(
+        ok(c.call("admin_startWS", json!(["localhost", 0, null, "chain"]))),
+        json!(true)
+    );
+    let ws = nth_endpoint(&n, "WebSocket endpoint opened", "ws://", 0);
+    let running = ok(c.call("admin_endpoints", json!([])));
+    assert_eq!(
+        running["http"],
+        json!({"url": http, "apis": ["admin", "net", "rpc"]})
+    );
+    assert_eq!(running["ws"], json!({"url": ws, "apis": ["chain", "rpc"]}));
+    // The same answer over the endpoint it describes.
+    assert_eq!(ok(http_call(&http, "admin_endpoints", json!([]))), running);
+    assert_eq!(ok(c.call("admin_stopHTTP", json!([]))), json!(true));
+    let after = ok(c.call("admin_endpoints", json!([])));
+    assert_eq!(
+        (after["http"].clone(), after["ws"].clone()),
+        (Value::Null, running["ws"].clone())
+    );
+    assert_eq!(ok(c.call("admin_stopWS", json!([]))), json!(true));
+    assert_eq!(ok(c.call("admin_endpoints", json!([]))), before);
+}
+
+/// The `apis` argument: an unknown module is refused (-32000 naming it and the known ones,
+/// nothing opened); the reference's names are accepted, as its test suite passes them.
+#[test]
+fn admin_start_http_checks_its_module_list() {
+    let n = Node::start(&[]);
+    let mut c = ipc_of(&n);
+    for method in ["admin_startHTTP", "admin_startWS", "admin_startRPC"] {
+        assert_eq!(
+            err(c.call(method, json!(["127.0.0.1", 0, null, "admin,nosuch,klay,foo"]))),
+            server_err(
+                "unknown modules nosuch, foo in the module list: this node's modules are admin, chain, debug, net, personal, rpc, txpool, web3; the reference's klay, eth, governance, istanbul, miner, shh, mainbridge, subbridge, chaindatafetcher, clique are accepted too (klay offers chain, the others nothing)"
+            ),
+            "{method}"
+        );
+    }
+    assert_eq!(
+        ok(c.call("admin_endpoints", json!([])))["http"],
+        Value::Null
+    );
+    assert_eq!(count_lines(&n, "endpoint opened url=http"), 0);
+    assert_eq!(count_lines(&n, "endpoint opened url=ws"), 0);
+    // The list the reference's test suite gives admin_startRPC and admin_startWS.
+    let suite = "admin,eth,klay,net,personal,debug,web3,txpool";
+    assert_eq!(
+        ok(c.call("admin_startRPC", json!(["127.0.0.1", 0, null, suite]))),
+        json!(true)
+    );
+    let url = nth_endpoint(&n, "HTTP endpoint opened", "http://", 0);
+    assert_eq!(
+        ok(http_call(&url, "rpc_modules", json!([]))),
+        modules(&["admin", "chain", "debug", "net", "personal", "rpc", "txpool", "web3"])
+    );
+    assert!(
+        n.log_text().lines().any(|l| l.starts_with("WARN")
+            && l.contains("module eth is a module of the reference node that this node does not build: ignored")),
+        "{}",
+        n.log_text()
+    );
+}
+
+/// -32601 keeps the reference's text; its data says which case it is.
+#[test]
+fn method_not_found_data_on_the_wire() {
+    let n = Node::start(&args(HTTP, &["--rpcapi", "chain"]));
+    let http = n.http.clone().unwrap();
+    let mut c = ipc_of(&n);
+    let data = |v: Value, method: &str| -> String {
+        assert_eq!(err(v.clone()), not_available(method));
+        v["error"]["data"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        data(
+            http_call(&http, "personal_listAccounts", json!([])),
+            "personal_listAccounts"
+        ),
+        "module personal is not offered on this HTTP endpoint; it is offered over IPC"
+    );
+    assert_eq!(
+        data(c.call("chain_getBalnce", json!([])), "chain_getBalnce"),
+        "no such method; did you mean chain_getBalance?"
+    );
+    assert_eq!(
+        data(c.call("klay_getBalance", json!([])), "klay_getBalance"),
+        "no such method: this node serves the reference's klay module as chain; did you mean chain_getBalance?"
+    );
+    for unbuilt in [
+        "governance_vote",
+        "klay_getStakingInfo",
+        "chain_getStakingInfo",
+        "eth_blockNumber",
+    ] {
+        assert_eq!(
+            data(c.call(unbuilt, json!([])), unbuilt),
+            format!("{unbuilt} is a method of the reference node that this node does not build")
+        );
+    }
+    assert_eq!(
+        data(c.call("foo_bar", json!([])), "foo_bar"),
+        "no such method"
+    );
+}
+
 #[test]
 fn admin_start_stop_http() {
     let n = Node::start(&[]);
@@ -1009,13 +1139,55 @@ fn rpcapi_flag_chooses_the_http_modules() {
         not_available("net_version")
     );
 
-    // Entries are trimmed; unknown names are ignored.
-    let n3 = Node::start(&args(HTTP, &["--rpcapi", " web3 , nosuch,admin"]));
+    // Entries are trimmed; the reference's module names are accepted (klay is our chain,
+    // eth is not built here), each with a warning in the log.
+    let n3 = Node::start(&args(HTTP, &["--rpcapi", " web3 , eth,admin, klay"]));
     let http3 = n3.http.clone().unwrap();
     assert_eq!(
         ok(http_call(&http3, "rpc_modules", json!([]))),
-        modules(&["admin", "rpc", "web3"])
+        modules(&["admin", "chain", "rpc", "web3"])
     );
+    let log = n3.log_text();
+    for note in [
+        "note=\"module eth is a module of the reference node that this node does not build: ignored\"",
+        "note=\"module klay is the reference's name of this node's chain module: chain is offered\"",
+    ] {
+        assert!(
+            log.lines().any(|l| l.starts_with("WARN") && l.contains(note)),
+            "{note}: {log}"
+        );
+    }
+    // A name that is nobody's module is refused before anything starts: exit 2, naming it
+    // and the known ones; no data directory is made.
+    let base = tempfile::tempdir().unwrap();
+    let dd = base.path().join("dd");
+    for (flag, list) in [("--rpcapi", " web3 , nosuch,admin"), ("--wsapi", "Chain")] {
+        let run = run_chaind(
+            &[
+                os("--datadir"),
+                dd.as_os_str(),
+                os("--rpc"),
+                os("--rpcport"),
+                os("0"),
+                os(flag),
+                os(list),
+            ],
+            10,
+        );
+        assert_eq!(run.code, 2, "{run:?}");
+        let name = list
+            .split(',')
+            .map(str::trim)
+            .find(|m| *m == "nosuch" || *m == "Chain")
+            .unwrap();
+        assert!(
+            run.stderr.contains(&format!(
+                "unknown module {name} in the module list: this node's modules are admin, chain, debug, net, personal, rpc, txpool, web3; the reference's klay, eth, governance, istanbul, miner, shh, mainbridge, subbridge, chaindatafetcher, clique are accepted too"
+            )),
+            "{run:?}"
+        );
+        assert!(!dd.exists(), "a refused start made the data directory");
+    }
 
     let n4 = Node::start(&args(WS, &["--wsapi", ""]));
     let mut ws = ws_connect(n4.ws.as_ref().unwrap());
@@ -1157,7 +1329,7 @@ fn malformed_http_requests() {
             &url,
             r#"[{"jsonrpc":"2.0","id":1,"method":"net_version"},{"jsonrpc":"2.0","method":"net_version"},5,{"jsonrpc":"2.0","id":"b","method":"admin_datadir"},{"id":2,"method":"net_version"}]"#
         ),
-        r#"[{"jsonrpc":"2.0","id":1,"result":"1000"},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"the method admin_datadir does not exist/is not available"}},{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request"}}]"#
+        r#"[{"jsonrpc":"2.0","id":1,"result":"1000"},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"the method admin_datadir does not exist/is not available","data":"module admin is not offered on this HTTP endpoint; it is offered over IPC"}},{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request"}}]"#
     );
     // Only notifications: an empty body.
     assert_eq!(
@@ -1418,6 +1590,18 @@ fn sigterm_and_sigint_stop_cleanly() {
             !ipc.exists(),
             "the IPC socket {} is left behind after signal {sig}",
             ipc.display()
+        );
+        // The log names the signal.
+        let name = if sig == libc::SIGTERM {
+            "SIGTERM"
+        } else {
+            "SIGINT"
+        };
+        let said = format!("] Received {name}, shutting down");
+        assert!(
+            wait_until(10, || n.log_text().lines().any(|l| l.ends_with(&said))),
+            "no {said:?} in the log:\n{}",
+            n.log_text()
         );
         assert!(!answers(&http));
         // The datadir is free again.
@@ -1902,6 +2086,58 @@ fn bad_value_in_the_config_file_names_its_line() {
     assert!(run.stderr.contains("soon"), "{run:?}");
 }
 
+/// Every duration option takes seconds and the unit form, on the command line and in the
+/// configuration file: a read timeout of `1500ms` from the file answers a request whose body
+/// never comes with 408 (the default would wait 30 s, past the client's patience here); the
+/// other options start a node in either form; a bad value is a usage error that says which
+/// forms are taken.
+#[test]
+fn durations_take_seconds_or_units_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = write_file(
+        dir.path(),
+        "chaind.conf",
+        "RPC_ENABLE=1\nRPC_ADDR=127.0.0.1\nRPC_PORT=0\nRPC_READ_TIMEOUT=1500ms\nRPC_IDLE_TIMEOUT=2m\n",
+    );
+    let n = Node::start(&[
+        "--config",
+        conf.to_str().unwrap(),
+        "--dev",
+        "--dev.period",
+        "500ms",
+        "--rpcwritetimeout",
+        "1m30s",
+        "--rpcexecutiontimeout",
+        "90",
+        "--state.trie-cache-save-period",
+        "1h30m",
+    ]);
+    let url = nth_endpoint(&n, "HTTP endpoint opened", "http://", 0);
+    assert_eq!(ok(http_call(&url, "net_version", json!([]))), json!("1000"));
+    let mut s = TcpStream::connect(host_port(&url)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(
+        b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+    )
+    .unwrap();
+    let (status, _) = read_http_response(&mut s);
+    assert_eq!(status, 408);
+    for (flag, value) in [
+        ("--rpcreadtimeout", "soon"),
+        ("--dev.period", "-1"),
+        ("--rpcidletimeout", "1h 30m"),
+    ] {
+        let run = run_chaind(&[os(&format!("{flag}={value}"))], 10);
+        assert_eq!(run.code, 2, "{run:?}");
+        assert!(
+            run.stderr.starts_with(&format!(
+                "error: invalid value '{value}' for '{flag} <DURATION>': invalid duration {value:?}: use seconds (30, 0.5) or numbers with units ns, us, ms, s, m, h (90s, 1m30s, 1h)"
+            )),
+            "{run:?}"
+        );
+    }
+}
+
 #[test]
 fn help_marks_the_flags_without_effect() {
     let run = run_chaind(&[os("--help")], 10);
@@ -1936,7 +2172,7 @@ fn help_marks_the_flags_without_effect() {
         "--maxconnections <N>",
         "--staticnodes <FILE>",
         "--nodekey <FILE>",
-        "--dev.period <SECONDS>",
+        "--dev.period <DURATION>",
         "--state.trie-cache-limit <MB>",
         "--state.trie-cache-save-period <DURATION>",
         "--rpc.unsafe-debug.disable",

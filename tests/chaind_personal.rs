@@ -324,11 +324,11 @@ fn sign_and_recover() {
     );
     assert_eq!(
         err(c.call("personal_sign", json!(["hello", ADDR, "1234"]))),
-        params_err("invalid argument 0: hex string without 0x prefix")
+        params_err("invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go value of type hexutil.Bytes")
     );
     assert_eq!(
         err(c.call("personal_sign", json!(["0x123", ADDR, "1234"]))),
-        params_err("invalid argument 0: hex string of odd length")
+        params_err("invalid argument 0: json: cannot unmarshal hex string of odd length into Go value of type hexutil.Bytes")
     );
     assert_eq!(
         err(c.call("personal_sign", json!(["0x68656c6c6f", null, "1234"]))).0,
@@ -354,7 +354,7 @@ fn sign_and_recover() {
             "personal_ecRecover",
             json!(["0x00", format!("0x{}01", "11".repeat(64))])
         )),
-        server_err("invalid Chain signature (V is not 27 or 28)")
+        server_err("invalid signature (V is not 27 or 28)")
     );
     assert_eq!(
         err(c.call(

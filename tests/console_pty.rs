@@ -513,3 +513,116 @@ fn keytool_import_raw_prompts_for_key_data() {
     );
     assert_eq!(key_files(std::path::Path::new(ks)).len(), 1);
 }
+
+/// The progress bars of `chaind import` and `chaind export` on a terminal count blocks
+/// (not bytes or batches), with the total when it is known: an export's range, an
+/// uncompressed import file's blocks (counted beside the import); a gzip file's total is
+/// not known, and its bar counts without one.
+#[test]
+fn chaind_import_and_export_bars_count_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = chain_node::crypto::SecretKey::from_slice(&[0x41; 32]).unwrap();
+    let (genesis_file, genesis) = common::funded_genesis(dir.path(), v.address(), 1000);
+    let file = dir.path().join("blocks.rlp");
+    common::write_empty_blocks(&file, &genesis, &v, 3000);
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    common::chaind_init(&a, &genesis_file);
+    common::chaind_init(&b, &genesis_file);
+    let chaind = common::chaind_bin();
+    let chaind = chaind.to_str().unwrap();
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let run = |args: &[&str], expect: &[&str]| {
+        let mut c = Console::spawn_program(chaind, args, dir.path());
+        for text in expect {
+            c.expect(text);
+        }
+        assert_eq!(c.wait(), 0, "{}", c.screen());
+        let screen = c.screen();
+        for unit in ["iB", " B/", "batch"] {
+            assert!(!screen.contains(unit), "{args:?}: {screen}");
+        }
+    };
+    run(
+        &["--datadir", &s(&a), "import", &s(&file)],
+        &["Importing [", "] 3000/3000 blocks", "3000 new, 0 known"],
+    );
+    let gz = dir.path().join("all.rlp.gz");
+    run(
+        &["--datadir", &s(&a), "export", &s(&gz)],
+        &["Exporting [", "] 3001/3001 blocks"],
+    );
+    run(
+        &["--datadir", &s(&b), "import", &s(&gz)],
+        &["Importing 3001 blocks", "3000 new, 1 known"],
+    );
+}
+
+/// `help` from the method table, the banner naming Tab completion, -32601's data under the
+/// message, and a subscription streamed until ctrl-c, after which the console goes on.
+#[test]
+fn console_help_and_subscriptions() {
+    let node = Node::start(&["--dev"]);
+    let home = tempfile::tempdir().unwrap();
+    let datadir = node.datadir.path().to_str().unwrap().to_string();
+    let mut c = Console::spawn(&["--datadir", &datadir, "attach"], home.path());
+    c.expect("Welcome to the chain console!");
+    c.expect("Tab completes module and method names; help lists the modules, help MODULE a module's methods, help MODULE.METHOD one method's parameters and result.");
+
+    c.line("help");
+    c.expect("Modules (help MODULE lists its methods, help MODULE.METHOD tells one; Tab completes names):\r\n  admin     ");
+    c.expect("\r\n  web3      2 methods\r\nLeave with exit, quit or ctrl-d.");
+    c.line("help admin");
+    c.expect("Methods of admin (help admin.METHOD tells more):\r\n");
+    c.expect("\r\n  admin.addPeer(url)\r\n      Add a kni URL to the static peers");
+    for topic in ["admin.addPeer", "admin_addPeer"] {
+        c.line(&format!("help {topic}"));
+        c.expect("admin.addPeer(url)   (JSON-RPC admin_addPeer)\r\n");
+        c.expect("Parameters:\r\n  url: a string\r\nReturns: true once the URL is a static peer; false for this node's own URL");
+    }
+    c.line("help admin.addPeeer");
+    c.expect("error: no module or method admin.addPeeer; did you mean admin.addPeer?");
+
+    c.line("foo.bar()");
+    c.expect("error -32601: the method foo_bar does not exist/is not available\r\n  data: no such method\r\n");
+
+    c.line("chain.subscribe(\"newHeads\")");
+    let key = common::dev_key(&node);
+    let mut ipc = Ipc::connect(node.ipc.as_ref().unwrap());
+    let deadline = Instant::now() + WAIT;
+    let mut nonce = 0;
+    let start = c.screen().len();
+    // A whole line (ended) holding a head.
+    let shown = |screen: &str| -> Option<String> {
+        let mut lines: Vec<&str> = screen.split("\r\n").collect();
+        lines.pop();
+        lines
+            .into_iter()
+            .find(|l| l.contains("\"parentHash\":"))
+            .map(str::to_string)
+    };
+    while shown(&c.screen()[start..]).is_none() {
+        assert!(Instant::now() < deadline, "no head shown:\n{}", c.screen());
+        let raw = common::raw_transfer(
+            &key,
+            nonce,
+            chain_node::crypto::Address([0x35; 20]),
+            1,
+            common::PRICE,
+            1000,
+        );
+        common::ok(ipc.call("chain_sendRawTransaction", serde_json::json!([raw])));
+        nonce += 1;
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // One head, one line of JSON.
+    let line = shown(&c.screen()[start..]).unwrap();
+    let head: serde_json::Value =
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    assert!(head["hash"].is_string(), "{line}");
+    // ctrl-c ends the stream, not the console.
+    c.send("\x03");
+    c.line("rpc.modules()");
+    c.expect("\"chain\": \"1.0\"");
+    c.line("exit");
+    assert_eq!(c.wait(), 0);
+}

@@ -837,12 +837,47 @@ fn replace_raw_failures_change_nothing() {
 // ---------------------------------------------------------------------------------------------
 // list
 
+/// A keystore directory that does not exist is an error for the commands that read it (a
+/// mistyped path is not an empty keystore), and is not created; an empty one lists nothing.
 #[test]
-fn list_of_a_missing_or_empty_keystore_is_empty() {
+fn list_of_a_missing_keystore_fails_and_of_an_empty_one_is_empty() {
     let e = env();
-    assert_eq!(e.run(&["list"]).stdout, "");
-    assert_eq!(ok(&e.run(&["list", "--json"])), "[]");
-    assert!(!e.ks.exists(), "listing must not create the keystore");
+    let missing = format!(
+        "keystore directory {} does not exist (chain-keytool new or import-raw creates it)",
+        e.ks.display()
+    );
+    fails(&e.run(&["list"]), 1, &missing);
+    fails(&e.run(&["list", "--json"]), 1, &missing);
+    fails(&e.sign(ADDR_A, e.pw(), HELLO_HEX), 1, &missing);
+    fails(
+        &e.run(&[
+            "replace-raw",
+            "--old-password-file",
+            e.pw(),
+            "--new-password-file",
+            e.pw(),
+            KEY_A,
+        ]),
+        1,
+        &missing,
+    );
+    assert!(!e.ks.exists(), "reading must not create the keystore");
+    // A file where the directory should be.
+    fs::write(&e.ks, "").unwrap();
+    let r = e.run(&["list"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        r.stderr.starts_with(&format!(
+            "error: cannot read keystore directory {}: Not a directory",
+            e.ks.display()
+        )),
+        "{r:?}"
+    );
+    fs::remove_file(&e.ks).unwrap();
+    // The commands that write a key create the directory.
+    assert_eq!(e.import(KEY_A), ADDR_A);
+    assert_eq!(e.list(), vec![ADDR_A.to_string()]);
+    fs::remove_dir_all(&e.ks).unwrap();
     fs::create_dir(&e.ks).unwrap();
     let r = e.run(&["list"]);
     assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
@@ -1591,17 +1626,17 @@ fn recover_rejects_malformed_signatures() {
         ),
         (
             HELLO_HEX.into(),
-            "invalid Chain signature (V is not 27 or 28)",
+            "invalid signature (V is not 27 or 28)",
             with_v("01"),
         ),
         (
             HELLO_HEX.into(),
-            "invalid Chain signature (V is not 27 or 28)",
+            "invalid signature (V is not 27 or 28)",
             with_v("00"),
         ),
         (
             HELLO_HEX.into(),
-            "invalid Chain signature (V is not 27 or 28)",
+            "invalid signature (V is not 27 or 28)",
             with_v("1d"),
         ),
         (HELLO_HEX.into(), "recovery failed", zero_27),

@@ -240,7 +240,7 @@ fn calls_batches_notifications_and_parse_errors() {
     );
     assert_eq!(
         r.body,
-        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"hi\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32601,\"message\":\"the method nope does not exist/is not available\"}}]\n"
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"hi\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32601,\"message\":\"the method nope does not exist/is not available\",\"data\":\"no such method\"}}]\n"
     );
 
     for quiet in [

@@ -314,7 +314,7 @@ fn ws_calls_batches_and_ids() {
     ));
     assert_eq!(
         c.recv_text(),
-        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"x\"},{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"error\":{\"code\":-32601,\"message\":\"the method chain_nope does not exist/is not available\"}}]\n"
+        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"x\"},{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"error\":{\"code\":-32601,\"message\":\"the method chain_nope does not exist/is not available\",\"data\":\"no such method\"}}]\n"
     );
     // Only the first value of a message counts; what follows it is ignored.
     c.send(&format!(

@@ -330,6 +330,8 @@ fn signed_message_vectors_through_the_binary() {
     let cases = load("signed-message.json");
     let tmp = tempfile::tempdir().unwrap();
     let ks = tmp.path().join("keystore");
+    // `list` reads the keystore, which must exist (only writing commands create it).
+    std::fs::create_dir(&ks).unwrap();
     let pw = write_file(tmp.path(), "pw", "vector\n");
     let pw = pw.to_str().unwrap();
     for c in &cases {

@@ -10,7 +10,6 @@ use serde::Serialize;
 use super::error::{AdminError, Result};
 use super::method::{opt, p, Method, Namespace, ParamKind as K};
 use crate::method;
-use crate::rpc::server::parse_module_list;
 use crate::rpc::{Call, Params, Registry, SubscriptionLimit};
 
 /// Defaults of `admin_startHTTP` / `admin_startWS` (the service spec's).
@@ -38,6 +37,26 @@ pub trait Endpoints: Send + Sync {
     fn stop_http(&self) -> Result<()>;
     fn start_ws(&self, req: EndpointRequest, registry: Arc<Registry>) -> Result<()>;
     fn stop_ws(&self) -> Result<()>;
+    /// The endpoints running now, with the addresses they are bound to.
+    fn running(&self) -> RunningEndpoints;
+}
+
+/// `admin_endpoints`'s result: each running endpoint, `null` for one that is not running.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct RunningEndpoints {
+    pub http: Option<EndpointInfo>,
+    pub ws: Option<EndpointInfo>,
+    pub ipc: Option<EndpointInfo>,
+}
+
+/// One running endpoint.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct EndpointInfo {
+    /// `http://IP:PORT` or `ws://IP:PORT` with the port actually bound (the one chosen for
+    /// port 0), or the IPC socket's path.
+    pub url: String,
+    /// The modules it offers, sorted, `rpc` included; `null` for IPC, which offers every one.
+    pub apis: Option<Vec<String>>,
 }
 
 /// The node's identity, p2p record and chain as `admin_nodeInfo` shows them: the API asks
@@ -152,6 +171,74 @@ pub struct IstanbulConfig {
     pub sub: u64,
 }
 
+/// `admin_nodeConfig`'s object: the members of the reference's node configuration (its Go
+/// field names and order, `cn.Config`) that this node has a counterpart of, with this node's
+/// values; the reference's members for what this node does not have (database back-ends,
+/// remote caches, a gas-price oracle, service chains, ...) are left out.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeConfigJson {
+    #[serde(rename = "NetworkId")]
+    pub network_id: u64,
+    /// `full`: blocks are fetched whole and run.
+    #[serde(rename = "SyncMode")]
+    pub sync_mode: &'static str,
+    /// States are kept (a state migration may drop old ones on request).
+    #[serde(rename = "NoPruning")]
+    pub no_pruning: bool,
+    /// Whether this node does not seal blocks.
+    #[serde(rename = "WorkerDisable")]
+    pub worker_disable: bool,
+    #[serde(rename = "SenderTxHashIndexing")]
+    pub sender_tx_hash_indexing: bool,
+    #[serde(rename = "ParallelDBWrite")]
+    pub parallel_db_write: bool,
+    #[serde(rename = "TrieNodeCacheConfig")]
+    pub trie_node_cache: TrieNodeCacheJson,
+    /// The unit price (`null` on a node without a chain).
+    #[serde(rename = "GasPrice")]
+    pub gas_price: Option<u64>,
+    /// The validator this node seals as, else the zero address.
+    #[serde(rename = "Rewardbase")]
+    pub rewardbase: crate::crypto::Address,
+    #[serde(rename = "Istanbul")]
+    pub istanbul: IstanbulNodeConfig,
+    /// `--rpc.unsafe-debug.disable`.
+    #[serde(rename = "DisableUnsafeDebug")]
+    pub disable_unsafe_debug: bool,
+}
+
+/// The trie-node cache's settings, as the reference's `TrieNodeCacheConfig` names them.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrieNodeCacheJson {
+    /// `LocalCache`: in this process's memory.
+    #[serde(rename = "CacheType")]
+    pub cache_type: &'static str,
+    /// `--state.trie-cache-limit` (0: no cache).
+    #[serde(rename = "LocalCacheSizeMiB")]
+    pub local_cache_size_mib: u64,
+    /// Where the cache is saved (`<datadir>/fastcache`).
+    #[serde(rename = "FastCacheFileDir")]
+    pub fast_cache_file_dir: String,
+    /// `--state.trie-cache-save-period`, in nanoseconds (a Go duration).
+    #[serde(rename = "FastCacheSavePeriod")]
+    pub fast_cache_save_period: u64,
+}
+
+/// The BFT engine's settings, as the reference's `istanbul.Config` names them.
+#[derive(Debug, Clone, Serialize)]
+pub struct IstanbulNodeConfig {
+    /// `--dev.period`, seconds.
+    #[serde(rename = "BlockPeriod")]
+    pub block_period: u64,
+    /// 0: round robin.
+    #[serde(rename = "ProposerPolicy")]
+    pub proposer_policy: u64,
+    #[serde(rename = "Epoch")]
+    pub epoch: u64,
+    #[serde(rename = "SubGroupSize")]
+    pub sub_group_size: u64,
+}
+
 /// The `admin` namespace.
 pub struct AdminApi {
     datadir: PathBuf,
@@ -163,6 +250,8 @@ pub struct AdminApi {
     chain: Option<Arc<crate::chain::Chain>>,
     /// The peer server; `None` on a node without p2p (no chain).
     peers: Option<Arc<dyn Peers>>,
+    /// What `admin_nodeConfig` answers; `None` until the node gives it (`node not started`).
+    config: Option<NodeConfigJson>,
 }
 
 const HTTP_PARAMS: &[super::method::ParamSpec] = &[
@@ -180,6 +269,7 @@ impl Namespace for AdminApi {
             "admin_datadir",
             [],
             "The node's data directory (absolute path)",
+            "string: the absolute path of the data directory",
             Self::datadir
         ),
         Method {
@@ -187,6 +277,7 @@ impl Namespace for AdminApi {
                 name: "admin_startHTTP",
                 params: HTTP_PARAMS,
                 summary: "Open the HTTP endpoint (defaults: localhost, 8551, no CORS, chain,net,rpc, localhost)",
+                returns: "true once the HTTP endpoint listens (admin_endpoints shows the bound port)",
             },
             handler: |a, c, p| super::method::reply(a.start_http(c, p)),
         },
@@ -194,67 +285,100 @@ impl Namespace for AdminApi {
             "admin_nodeInfo",
             [],
             "The node's id, kni URL, p2p ports and, with a chain, its protocol entry (network, total block score, genesis, head, config)",
+            "object: kni, id, ip, listenAddr, name, ports {discovery, listener}, protocols",
             Self::node_info
+        ),
+        method!(
+            "admin_nodeConfig",
+            [],
+            "The node's configuration, in the reference's member names (those this node has)",
+            "object: the node's configuration (networkId, syncMode, trie-node cache, istanbul, ...)",
+            Self::node_config
         ),
         method!(
             "admin_peers",
             [],
             "The connected peers, sorted by id: id, name, caps, network (localAddress, remoteAddress, inbound, trusted, static, nodeType), protocols",
+            "array of peer objects",
             Self::peers
         ),
         method!(
             "admin_addPeer",
             [p("url", K::String)],
             "Add a kni URL to the static peers, which the node keeps connected; false for this node's own URL",
+            "true once the URL is a static peer; false for this node's own URL",
             Self::add_peer
         ),
         method!(
             "admin_removePeer",
             [p("url", K::String)],
             "Remove a kni URL from the static peers and disconnect it; false for this node's own URL",
+            "true once the URL is no static peer; false for this node's own URL",
             Self::remove_peer
         ),
-        method!("admin_stopHTTP", [], "Close the HTTP endpoint", Self::stop_http),
+        method!("admin_stopHTTP", [], "Close the HTTP endpoint",
+            "true once the endpoint is closed", Self::stop_http),
         method!(
             "admin_exportChain",
-            [p("file", K::String), opt("first", K::Any), opt("last", K::Any)],
+            [p("file", K::Path), opt("first", K::Any), opt("last", K::Any)],
             "Write the canonical blocks first..last (default: all) to a new file as concatenated RLP; .gz names are gzip-compressed",
+            "true once the blocks are in the file",
             Self::export_chain
         ),
         method!(
             "admin_startStateMigration",
             [],
             "Copy the head's state into a new trie-node file in the background; older states go when it is done",
+            "null once the migration runs",
             Self::start_state_migration
         ),
         method!(
             "admin_stopStateMigration",
             [],
             "Stop the running state migration and discard its copy",
+            "null once the migration has stopped",
             Self::stop_state_migration
         ),
         method!(
             "admin_stateMigrationStatus",
             [],
             "The state migration's progress: committed, pending, read, progress, isMigration, migrationBlockNumber, err",
+            "object: committed, pending, read, progress, isMigration, migrationBlockNumber, err",
             Self::state_migration_status
         ),
         method!(
             "admin_saveTrieNodeCacheToDisk",
             [],
-            "Save the trie-node cache to <datadir>/fastcache in the background (loaded at the next start)",
+            "Save the trie-node cache to <datadir>/fastcache/nodes.bin in the background (loaded at the next start); null once started, admin_trieNodeCacheStatus tells when it is done",
+            "null once the save has started",
             Self::save_trie_node_cache
         ),
         method!(
+            "admin_trieNodeCacheStatus",
+            [],
+            "The trie-node cache's saves: enabled, saving, started (saves since start) and last (number, path, nodes, bytes, error of the last save that ended)",
+            "object: enabled, saving, started, last {number, path, nodes, bytes, error} or null",
+            Self::trie_node_cache_status
+        ),
+        method!(
+            "admin_endpoints",
+            [],
+            "The running HTTP, WebSocket and IPC endpoints (null when not running): url with the port actually bound, apis",
+            "object: http, ws, ipc, each {url, apis} or null",
+            Self::endpoints
+        ),
+        method!(
             "admin_importChain",
-            [p("file", K::String)],
+            [p("file", K::Path)],
             "Import the blocks of an exported file (.gz: gzip) that the chain lacks, each fully checked",
+            "true once every block of the file is in the chain",
             Self::import_chain
         ),
         method!(
             "admin_importChainFromString",
             [p("blockRlp", K::String)],
             "Import blocks given as hex RLP (debug_getBlockRlp's form), on a chain with no block beyond genesis",
+            "true once the blocks are imported",
             Self::import_chain_from_string
         ),
         Method {
@@ -262,6 +386,7 @@ impl Namespace for AdminApi {
                 name: "admin_startRPC",
                 params: HTTP_PARAMS,
                 summary: "Deprecated alias of admin_startHTTP",
+                returns: "true once the HTTP endpoint listens",
             },
             handler: |a, c, p| {
                 deprecated("admin.StartRPC", "admin.StartHTTP");
@@ -273,6 +398,7 @@ impl Namespace for AdminApi {
                 name: "admin_stopRPC",
                 params: &[],
                 summary: "Deprecated alias of admin_stopHTTP",
+                returns: "true once the endpoint is closed",
             },
             handler: |a, c, p| {
                 deprecated("admin.StopRPC", "admin.StopHTTP");
@@ -283,13 +409,16 @@ impl Namespace for AdminApi {
             "admin_startWS",
             [opt("host", K::String), opt("port", K::Integer), opt("origins", K::String), opt("apis", K::String)],
             "Open the WebSocket endpoint (defaults: localhost, 8552, localhost origins, chain,net,personal)",
+            "true once the WebSocket endpoint listens (admin_endpoints shows the bound port)",
             Self::start_ws
         ),
-        method!("admin_stopWS", [], "Close the WebSocket endpoint", Self::stop_ws),
+        method!("admin_stopWS", [], "Close the WebSocket endpoint",
+            "true once the endpoint is closed", Self::stop_ws),
         method!(
             "admin_setMaxSubscriptionPerWSConn",
             [p("limit", K::Integer)],
             "Set the most subscriptions one WebSocket or IPC connection may hold (at least 1)",
+            "null",
             Self::set_max_subscriptions
         ),
     ];
@@ -327,6 +456,16 @@ fn deprecated(method: &str, instead: &str) {
     );
 }
 
+/// The modules of an `apis` argument: those of this node, the reference's names accepted
+/// with a warning in the log; `-32000` naming any unknown one and the known ones.
+fn module_list(text: &str) -> Result<BTreeSet<String>> {
+    let list = super::spec::resolve_modules(text).map_err(AdminError::Modules)?;
+    for w in &list.warnings {
+        crate::log::warn("Module list", &[("note", w)]);
+    }
+    Ok(list.offered)
+}
+
 /// The entries of a comma-separated list (`--rpccorsdomain`, `--rpcvhosts`, `--wsorigins`, the
 /// `cors`/`vhosts` arguments), trimmed, empty ones left out.
 pub(crate) fn split_list(s: &str) -> Vec<String> {
@@ -349,6 +488,7 @@ impl AdminApi {
             info: None,
             chain: None,
             peers: None,
+            config: None,
         }
     }
 
@@ -356,6 +496,17 @@ impl AdminApi {
     pub fn with_peers(mut self, peers: Option<Arc<dyn Peers>>) -> AdminApi {
         self.peers = peers;
         self
+    }
+
+    /// The configuration `admin_nodeConfig` answers.
+    pub fn with_node_config(mut self, config: NodeConfigJson) -> AdminApi {
+        self.config = Some(config);
+        self
+    }
+
+    /// `admin_nodeConfig`: the node's configuration in the reference's shape.
+    fn node_config(&self, _: &Call, _: &Params) -> Result<NodeConfigJson> {
+        self.config.clone().ok_or(AdminError::NodeNotStarted.into())
     }
 
     /// `admin_peers`: the connected peers sorted by id; `[]` on a node without p2p.
@@ -399,7 +550,8 @@ impl AdminApi {
     fn import_chain(&self, _: &Call, p: &Params) -> Result<bool> {
         let chain = self.chain.as_deref().ok_or(super::error::Error::NoChain)?;
         let file: String = p.required(0)?;
-        let path = PathBuf::from(&file);
+        // A relative name is the node's working directory's (chainctl sends absolute ones).
+        let path = std::path::absolute(&file).unwrap_or_else(|_| PathBuf::from(&file));
         let opened = std::fs::File::open(&path)
             .map_err(|e| AdminError::Chain(crate::chain::export::io_error("open", &path, &e)))?;
         let mut reader: Box<dyn std::io::BufRead + Send> = if file.ends_with(".gz") {
@@ -409,7 +561,8 @@ impl AdminApi {
         } else {
             Box::new(std::io::BufReader::with_capacity(1 << 20, opened))
         };
-        crate::log::info("Importing blockchain", &[("file", &file)]);
+        let shown = path.display().to_string();
+        crate::log::info("Importing blockchain", &[("file", &shown)]);
         let done = crate::chain::import::import_stream(
             chain,
             &mut reader,
@@ -428,7 +581,7 @@ impl AdminApi {
         crate::log::info(
             "Imported blockchain",
             &[
-                ("file", &file),
+                ("file", &shown),
                 ("new", &done.new.to_string()),
                 ("known", &done.known.to_string()),
                 ("head", &chain.head_number().to_string()),
@@ -492,17 +645,36 @@ impl AdminApi {
         let chain = self.chain.as_ref().ok_or(super::error::Error::NoChain)?;
         chain
             .save_node_cache(&self.datadir)
+            .map(|_| ())
             .map_err(|e| AdminError::Chain(e).into())
+    }
+
+    /// `admin_trieNodeCacheStatus`: whether a save runs, how many started, how the last one
+    /// that ended went (its file, or its error).
+    fn trie_node_cache_status(&self, _: &Call, _: &Params) -> Result<crate::chain::CacheStatus> {
+        let chain = self.chain.as_ref().ok_or(super::error::Error::NoChain)?;
+        Ok(chain.node_cache_status())
+    }
+
+    /// `admin_endpoints`: the running endpoints and the addresses they are bound to.
+    fn endpoints(&self, _: &Call, _: &Params) -> Result<RunningEndpoints> {
+        Ok(self.endpoints.running())
     }
 
     /// `admin_exportChain(file, first?, last?)`: true once the blocks are in the file.
     fn export_chain(&self, _: &Call, p: &Params) -> Result<bool> {
         let chain = self.chain.as_deref().ok_or(super::error::Error::NoChain)?;
         let file: String = p.required(0)?;
+        if file.is_empty() {
+            // As the reference's open of an empty name fails.
+            return Err(AdminError::Chain("open : no such file or directory".into()).into());
+        }
         let first = block_param(p, 1, chain)?;
         let last = block_param(p, 2, chain)?;
-        let path = PathBuf::from(&file);
-        crate::log::info("Exporting blockchain", &[("file", &file)]);
+        // A relative name is the node's working directory's (chainctl sends absolute ones).
+        let path = std::path::absolute(&file).unwrap_or_else(|_| PathBuf::from(&file));
+        let shown = path.display().to_string();
+        crate::log::info("Exporting blockchain", &[("file", &shown)]);
         let (blocks, bytes) = crate::chain::export::export(
             chain,
             &path,
@@ -520,7 +692,7 @@ impl AdminApi {
         crate::log::info(
             "Exported blockchain",
             &[
-                ("file", &file),
+                ("file", &shown),
                 ("blocks", &blocks.to_string()),
                 ("bytes", &bytes.to_string()),
             ],
@@ -557,7 +729,7 @@ impl AdminApi {
                 .optional::<String>(2)?
                 .map(|s| split_list(&s))
                 .unwrap_or_default(),
-            apis: parse_module_list(&p.optional::<String>(3)?.unwrap_or_else(|| apis.into())),
+            apis: module_list(&p.optional::<String>(3)?.unwrap_or_else(|| apis.into()))?,
             vhosts: if with_vhosts {
                 p.optional::<String>(4)?.map(|s| split_list(&s))
             } else {

@@ -1,6 +1,8 @@
-//! `chain`: signing with unlocked accounts, the account list, and the subscription kinds
-//! `newHeads` and `newPendingTransactions`, fed from the node's event bus by
-//! [`NotificationPump`].
+//! `chain`: signing with unlocked accounts, the account list, sending transactions, blocks
+//! and transactions (by hash, by block and index, counts), the node's facts (chain id, client
+//! and protocol versions, Keccak-256, sync progress, the hard forks in force), and the
+//! subscription kinds `newHeads` and `newPendingTransactions`, fed from the node's event bus
+//! by [`NotificationPump`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +11,8 @@ use serde::Serialize;
 
 use super::error::Error;
 use super::error::{AccountError, Result};
+use super::goparams::{BlockTag, HashParam};
+use super::logs::Missing;
 use super::method::{opt, p, Method, Namespace, ParamKind as K, Subscription};
 use super::HexOut;
 use crate::chain::state::{quantity, Account};
@@ -17,6 +21,7 @@ use crate::crypto::{self, Address};
 use crate::events::{Bus, Event, Gone, Kinds, NewHead, Subscriber};
 use crate::keystore::{unlock::Unlocked, Error as KsError, Keystore};
 use crate::method;
+use crate::p2p::sync::SyncProgress;
 use crate::rpc::{Call, Feed, FeedKind, HexBytes, Params};
 use crate::service::{Service, Worker};
 use crate::types::json::{AccountKeyJson, BlockJson, ReceiptJson, TransactionJson};
@@ -34,6 +39,117 @@ pub struct ChainApi {
     feeds: Arc<ChainFeeds>,
     /// `None` on a node started without a chain.
     chain: Option<Arc<Chain>>,
+    /// Where a sync from a peer is; `None` on a node without p2p (never syncing).
+    sync: Option<Arc<dyn SyncStatus>>,
+}
+
+/// The chain's sync from peers as `chain_syncing` sees it: the API asks without knowing
+/// peers or threads.
+pub trait SyncStatus: Send + Sync {
+    /// The sync running now, if any.
+    fn progress(&self) -> Option<SyncProgress>;
+}
+
+/// `chain_syncing`'s object while a sync runs (the reference's; this node fetches no state
+/// apart from blocks, so `pulledStates` and `knownStates` are 0).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncingJson {
+    starting_block: String,
+    current_block: String,
+    highest_block: String,
+    pulled_states: String,
+    known_states: String,
+}
+
+/// `chain_syncing`'s answer: `false`, or where the sync is.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum Syncing {
+    No(bool),
+    Yes(SyncingJson),
+}
+
+impl Syncing {
+    /// The answer for a sync at `progress` (none: not syncing): `false` once our head has
+    /// reached the peer's, as the reference says.
+    pub fn of(progress: Option<SyncProgress>) -> Syncing {
+        let q = |n: u64| format!("0x{n:x}");
+        match progress {
+            Some(p) if p.current < p.highest => Syncing::Yes(SyncingJson {
+                starting_block: q(p.starting),
+                current_block: q(p.current),
+                highest_block: q(p.highest),
+                pulled_states: q(0),
+                known_states: q(0),
+            }),
+            _ => Syncing::No(false),
+        }
+    }
+}
+
+/// `chain_forkStatus`'s object: the reference prints a Go map of its `Rules` (its keys sorted,
+/// as here) plus `IsKIP103`.
+#[derive(Debug, Serialize)]
+pub struct ForkStatusJson {
+    #[serde(rename = "ChainID")]
+    chain_id: u64,
+    #[serde(rename = "IsCancun")]
+    cancun: bool,
+    #[serde(rename = "IsDragon")]
+    dragon: bool,
+    #[serde(rename = "IsEthTxType")]
+    eth_tx_type: bool,
+    #[serde(rename = "IsIstanbul")]
+    istanbul: bool,
+    #[serde(rename = "IsKIP103")]
+    kip103: bool,
+    #[serde(rename = "IsKore")]
+    kore: bool,
+    #[serde(rename = "IsLondon")]
+    london: bool,
+    #[serde(rename = "IsMagma")]
+    magma: bool,
+    #[serde(rename = "IsRandao")]
+    randao: bool,
+    #[serde(rename = "IsShanghai")]
+    shanghai: bool,
+}
+
+/// A transaction's index in its block, as the reference's `hexutil.Uint` decodes it (a 0x
+/// quantity in a JSON string), with its texts.
+pub struct Index(pub u64);
+
+impl crate::rpc::FromParam for Index {
+    fn from_param(v: &serde_json::Value) -> std::result::Result<Index, String> {
+        let into = "Go value of type hexutil.Uint";
+        let serde_json::Value::String(s) = v else {
+            return Err(format!("json: cannot unmarshal non-string into {into}"));
+        };
+        let wrap = |m: &str| format!("json: cannot unmarshal {m} into {into}");
+        if s.is_empty() {
+            return Err(wrap("empty hex string"));
+        }
+        let digits = s
+            .strip_prefix("0x")
+            .or_else(|| s.strip_prefix("0X"))
+            .ok_or_else(|| wrap("hex string without 0x prefix"))?;
+        if digits.is_empty() {
+            return Err(wrap("hex string \"0x\""));
+        }
+        if digits.len() > 1 && digits.starts_with('0') {
+            return Err(wrap("hex number with leading zero digits"));
+        }
+        let mut n: u64 = 0;
+        for c in digits.chars() {
+            let d = c.to_digit(16).ok_or_else(|| wrap("invalid hex string"))?;
+            n = n
+                .checked_mul(16)
+                .and_then(|n| n.checked_add(u64::from(d)))
+                .ok_or_else(|| wrap("hex number > 64 bits"))?;
+        }
+        Ok(Index(n))
+    }
 }
 
 /// Where notifications of the `chain` subscription kinds come from.
@@ -55,85 +171,184 @@ impl Namespace for ChainApi {
             "chain_accounts",
             [],
             "The addresses of the keystore (same as personal_listAccounts)",
+            "array of addresses",
             Self::accounts
         ),
         method!(
             "chain_sign",
             [p("address", K::Address), p("message", K::Bytes)],
             "Sign a message with an unlocked account",
+            "string: the 65-byte signature, 0x-hex",
             Self::sign
         ),
         method!(
             "chain_blockNumber",
             [],
             "The number of the head block",
+            "string: a 0x quantity",
             Self::block_number
         ),
-        method!("chain_chainID", [], "The chain id", Self::chain_id),
+        method!("chain_chainID", [], "The chain id",
+            "string: a 0x quantity", Self::chain_id),
+        method!(
+            "chain_chainId",
+            [],
+            "The chain id (the same as chain_chainID)",
+            "quantity: the chain id",
+            Self::chain_id
+        ),
+        method!(
+            "chain_clientVersion",
+            [],
+            "The node's name and version (the same as web3_clientVersion)",
+            "string: the node's name and version",
+            Self::client_version
+        ),
+        method!(
+            "chain_protocolVersion",
+            [],
+            "The version of the peer protocol this node speaks, as a quantity",
+            "quantity: the chain protocol version",
+            Self::protocol_version
+        ),
+        method!(
+            "chain_sha3",
+            [p("data", K::Bytes)],
+            "Keccak-256 of the given bytes (the same as web3_sha3)",
+            "data: the Keccak-256 hash of the bytes",
+            Self::sha3
+        ),
+        method!(
+            "chain_syncing",
+            [],
+            "false, or while blocks are fetched from a peer: {startingBlock, currentBlock, highestBlock, pulledStates, knownStates}",
+            "false, or object: startingBlock, currentBlock, highestBlock, ...",
+            Self::syncing
+        ),
+        method!(
+            "chain_isParallelDBWrite",
+            [],
+            "Whether blocks are written to the database in parallel (false: one transaction per block)",
+            "bool: always false here",
+            Self::is_parallel_db_write
+        ),
+        method!(
+            "chain_isSenderTxHashIndexingEnabled",
+            [],
+            "Whether transactions are indexed by sender transaction hash (false)",
+            "bool: whether senderTxHash look-ups are indexed",
+            Self::is_sender_tx_hash_indexing_enabled
+        ),
+        method!(
+            "chain_forkStatus",
+            [p("block", K::Any)],
+            "Which of the reference's hard forks are active at a block, and the chain id",
+            "object: each hard fork and whether it is active at the block",
+            Self::fork_status
+        ),
         method!(
             "chain_gasPrice",
             [],
             "The gas price every transaction must carry (the unit price)",
+            "string: a 0x quantity",
             Self::gas_price
         ),
         method!(
             "chain_getBalance",
             [p("address", K::Address), opt("block", K::String)],
             "The balance of an account at a block (latest by default)",
+            "string: a 0x quantity",
             Self::get_balance
         ),
         method!(
             "chain_sendTransaction",
             [p("args", K::Object)],
             "Sign a transaction (typeInt 0, 8 or 32) with an unlocked account and submit it; its hash",
+            "string: the transaction hash",
             Self::send_transaction
         ),
         method!(
             "chain_signTransaction",
             [p("args", K::Object)],
             "Sign a transaction (typeInt 0, 8 or 32) with an unlocked account without sending it: {raw, tx}",
+            "object: raw (0x-hex) and tx",
             Self::sign_transaction
         ),
         method!(
             "chain_sendRawTransaction",
             [p("tx", K::Bytes)],
             "Submit a signed raw transaction to the pool; its hash",
+            "string: the transaction hash",
             Self::send_raw_transaction
         ),
         method!(
             "chain_getBlockByNumber",
             [p("block", K::String), opt("fullTransactions", K::Bool)],
             "A block by number (or latest, earliest, pending); null when the chain lacks it",
+            "block object, or null",
             Self::get_block_by_number
         ),
         method!(
             "chain_getBlockByHash",
             [p("hash", K::Bytes), opt("fullTransactions", K::Bool)],
             "A block by hash; null when unknown",
+            "block object, or null",
             Self::get_block_by_hash
+        ),
+        method!(
+            "chain_getBlockTransactionCountByNumber",
+            [p("block", K::Any)],
+            "The number of transactions of a block by number (or latest, earliest, pending)",
+            "quantity: the number of transactions in the block",
+            Self::block_transaction_count_by_number
+        ),
+        method!(
+            "chain_getBlockTransactionCountByHash",
+            [p("hash", K::Bytes)],
+            "The number of transactions of a block by hash",
+            "quantity: the number of transactions in the block",
+            Self::block_transaction_count_by_hash
+        ),
+        method!(
+            "chain_getTransactionByBlockNumberAndIndex",
+            [p("block", K::Any), p("index", K::String)],
+            "A transaction by block number and index (null past the block's last)",
+            "object: the transaction, or null",
+            Self::transaction_by_block_number_and_index
+        ),
+        method!(
+            "chain_getTransactionByBlockHashAndIndex",
+            [p("hash", K::Bytes), p("index", K::String)],
+            "A transaction by block hash and index (null past the block's last)",
+            "object: the transaction, or null",
+            Self::transaction_by_block_hash_and_index
         ),
         method!(
             "chain_getAccountKey",
             [p("address", K::Address), opt("block", K::String)],
             "The account key of an address at a block (latest by default)",
+            "account key object, or null",
             Self::get_account_key
         ),
         method!(
             "chain_getTransactionByHash",
             [p("hash", K::Bytes)],
             "A transaction by hash, sealed or pending (null when unknown)",
+            "transaction object, or null",
             Self::get_transaction_by_hash
         ),
         method!(
             "chain_getTransactionReceipt",
             [p("hash", K::Bytes)],
             "The receipt of a sealed transaction (null when pending or unknown)",
+            "receipt object, or null",
             Self::get_transaction_receipt
         ),
         method!(
             "chain_getTransactionCount",
             [p("address", K::Address), opt("block", K::String)],
             "The nonce of an account at a block (latest by default)",
+            "string: a 0x quantity",
             Self::get_transaction_count
         ),
     ];
@@ -168,7 +383,14 @@ impl ChainApi {
             unlocked,
             feeds,
             chain,
+            sync: None,
         }
+    }
+
+    /// The sync `chain_syncing` reports on.
+    pub fn with_sync(mut self, sync: Option<Arc<dyn SyncStatus>>) -> ChainApi {
+        self.sync = sync;
+        self
     }
 
     fn chain(&self) -> Result<&Chain> {
@@ -185,16 +407,151 @@ impl ChainApi {
         Ok(format!("0x{:x}", self.chain()?.chain_id()))
     }
 
+    /// `chain_clientVersion`: `chaind/v<version>/<os>-<arch>/rust`.
+    fn client_version(&self, _: &Call, _: &Params) -> Result<String> {
+        Ok(super::web3::client_version())
+    }
+
+    /// `chain_protocolVersion`: the peer protocol's version (`istanbul/65`), as a quantity.
+    fn protocol_version(&self, _: &Call, _: &Params) -> Result<String> {
+        Ok(format!("0x{:x}", crate::p2p::wire::PROTOCOL_VERSION))
+    }
+
+    /// `chain_sha3(data)`: Keccak-256 of the bytes.
+    fn sha3(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        let data: HexBytes = p.required(0)?;
+        Ok(HexOut(crypto::keccak256(&data.0).to_vec()))
+    }
+
+    /// `chain_syncing`: `false` unless blocks are being fetched from a peer whose head is
+    /// beyond ours; then where the sync is.
+    fn syncing(&self, _: &Call, _: &Params) -> Result<Syncing> {
+        Ok(Syncing::of(self.sync.as_ref().and_then(|s| s.progress())))
+    }
+
+    /// `chain_isParallelDBWrite`: false; a block's data goes to the database in one
+    /// transaction, after its trie nodes are appended to the node file.
+    fn is_parallel_db_write(&self, _: &Call, _: &Params) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// `chain_isSenderTxHashIndexingEnabled`: false; without fee-delegated transactions a
+    /// sender transaction hash is the transaction hash, and no index of them is kept.
+    fn is_sender_tx_hash_indexing_enabled(&self, _: &Call, _: &Params) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// `chain_forkStatus(block)`: the forks active at a block of the chain (the same at
+    /// every block: `chain::genesis::FORKS`); the reference's error for a block the chain
+    /// lacks.
+    fn fork_status(&self, _: &Call, p: &Params) -> Result<ForkStatusJson> {
+        let tag: BlockTag = p.required(0)?;
+        let chain = self.chain()?;
+        let n = tag.resolve(chain.head_number());
+        chain.header_at(n)?.ok_or(Missing::BlockNumber(n))?;
+        let f = crate::chain::genesis::FORKS;
+        Ok(ForkStatusJson {
+            chain_id: chain.chain_id(),
+            cancun: f.cancun,
+            dragon: f.dragon,
+            eth_tx_type: f.eth_tx_type,
+            istanbul: f.istanbul,
+            kip103: f.kip103,
+            kore: f.kore,
+            london: f.london,
+            magma: f.magma,
+            randao: f.randao,
+            shanghai: f.shanghai,
+        })
+    }
+
+    /// The canonical block `tag` names, or the reference's error.
+    fn block_at(&self, tag: BlockTag) -> Result<crate::chain::BlockRecord> {
+        let chain = self.chain()?;
+        let n = tag.resolve(chain.head_number());
+        Ok(chain
+            .block_by_number(Some(n))?
+            .ok_or(Missing::BlockNumber(n))?)
+    }
+
+    /// The block with this hash, or the reference's error.
+    fn block_with_hash(&self, hash: [u8; 32]) -> Result<crate::chain::BlockRecord> {
+        Ok(self
+            .chain()?
+            .block_by_hash(&hash)?
+            .ok_or(Missing::BlockHash(hash))?)
+    }
+
+    /// `chain_getBlockTransactionCountByNumber(block)`: the count, as a quantity.
+    fn block_transaction_count_by_number(&self, _: &Call, p: &Params) -> Result<String> {
+        let block = self.block_at(p.required(0)?)?;
+        Ok(format!("0x{:x}", block.transactions.len()))
+    }
+
+    /// `chain_getBlockTransactionCountByHash(hash)`: the count, as a quantity.
+    fn block_transaction_count_by_hash(&self, _: &Call, p: &Params) -> Result<String> {
+        let HashParam(hash) = p.required(0)?;
+        let block = self.block_with_hash(hash)?;
+        Ok(format!("0x{:x}", block.transactions.len()))
+    }
+
+    /// The transaction object of `block`'s transaction at `index`; `None` past its last.
+    fn transaction_at(block: crate::chain::BlockRecord, index: u64) -> Option<TransactionJson> {
+        let (tx, sender) = block.transactions.get(usize::try_from(index).ok()?)?;
+        Some(TransactionJson::new(
+            tx,
+            *sender,
+            crate::types::json::Location {
+                block_hash: block.hash,
+                block_number: block.header.number,
+                index,
+            },
+        ))
+    }
+
+    /// `chain_getTransactionByBlockNumberAndIndex(block, index)`.
+    fn transaction_by_block_number_and_index(
+        &self,
+        _: &Call,
+        p: &Params,
+    ) -> Result<Option<TransactionJson>> {
+        let tag: BlockTag = p.required(0)?;
+        let Index(index) = p.required(1)?;
+        Ok(Self::transaction_at(self.block_at(tag)?, index))
+    }
+
+    /// `chain_getTransactionByBlockHashAndIndex(hash, index)`.
+    fn transaction_by_block_hash_and_index(
+        &self,
+        _: &Call,
+        p: &Params,
+    ) -> Result<Option<TransactionJson>> {
+        let HashParam(hash) = p.required(0)?;
+        let Index(index) = p.required(1)?;
+        Ok(Self::transaction_at(self.block_with_hash(hash)?, index))
+    }
+
     /// `chain_gasPrice`: the unit price, as a quantity.
     fn gas_price(&self, _: &Call, _: &Params) -> Result<String> {
         Ok(format!("0x{:x}", self.chain()?.unit_price()))
     }
 
-    /// The account of params `[address, block?]`; `null` for a block the chain does not have.
+    /// The account of params `[address, block?]` (the block by number, tag or hash, as the
+    /// reference's `BlockNumberOrHash`; absent: the head). A block the chain does not have is
+    /// the reference's error (`the header does not exist (block number: <n>)`).
     fn account_at(&self, p: &Params) -> Result<Option<Account>> {
         let address: Address = p.required(0)?;
-        let block = block_number(p, 1)?;
+        let block = self.state_number(p, 1)?;
         Ok(self.chain()?.account(&address, block)?)
+    }
+
+    /// The block of the state parameter at `i`: `None` (the head) when absent or `null`.
+    fn state_number(&self, p: &Params, i: usize) -> Result<Option<u64>> {
+        if matches!(p.raw(i), None | Some(serde_json::Value::Null)) {
+            return Ok(None);
+        }
+        let (_, header) = super::contract::block_param(self.chain()?, p, i)?;
+        Ok(Some(header.number))
     }
 
     /// `chain_getAccountKey(address, block?)`: the JSON form of reference 7.6 (an address the
@@ -211,7 +568,7 @@ impl ChainApi {
     /// `chain_getTransactionCount(address, block?)`: the nonce, as a quantity; with
     /// `pending`, counting the sender's transactions in the pool.
     fn get_transaction_count(&self, _: &Call, p: &Params) -> Result<Option<String>> {
-        if p.optional::<String>(1)?.as_deref() == Some("pending") {
+        if p.raw(1).and_then(|v| v.as_str()) == Some("pending") {
             let address: Address = p.required(0)?;
             let n = self.chain()?.pending_nonce(&address)?;
             return Ok(Some(format!("0x{n:x}")));
@@ -238,39 +595,32 @@ impl ChainApi {
         }))
     }
 
-    /// `chain_getBlockByNumber(block, fullTransactions?)`: the block object of reference 10.8.
+    /// `chain_getBlockByNumber(block, fullTransactions?)`: the block object of reference 10.8;
+    /// a block the chain does not have is the reference's error (`the block does not exist
+    /// (block number: <n>)`).
     fn get_block_by_number(&self, _: &Call, p: &Params) -> Result<Option<BlockJson>> {
-        if p.optional::<String>(0)?.is_none() {
-            return Err(Error::Rpc(crate::rpc::RpcError::invalid_params(
-                "missing value for required argument 0",
-            )));
-        }
-        let number = block_number(p, 0)?;
-        let b = self.chain()?.block_by_number(number)?;
-        self.block_json(b, p)
+        let tag: BlockTag = p.required(0)?;
+        let chain = self.chain()?;
+        let n = tag.resolve(chain.head_number());
+        let b = chain
+            .block_by_number(Some(n))?
+            .ok_or(Missing::BlockNumber(n))?;
+        self.block_json(Some(b), p)
     }
 
-    /// `chain_getBlockByHash(hash, fullTransactions?)`.
+    /// `chain_getBlockByHash(hash, fullTransactions?)`; a block the chain does not have is
+    /// the reference's error (`the block does not exist (block hash: 0x..)`).
     fn get_block_by_hash(&self, _: &Call, p: &Params) -> Result<Option<BlockJson>> {
-        let hash: HexBytes = p.required(0)?;
-        let hash: [u8; 32] = hash.0.as_slice().try_into().map_err(|_| {
-            Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-                "invalid argument 0: a block hash is 32 bytes, not {}",
-                hash.0.len()
-            )))
-        })?;
-        let b = self.chain()?.block_by_hash(&hash)?;
-        self.block_json(b, p)
+        let HashParam(hash) = p.required(0)?;
+        let b = self
+            .chain()?
+            .block_by_hash(&hash)?
+            .ok_or(Missing::BlockHash(hash))?;
+        self.block_json(Some(b), p)
     }
 
     fn record(&self, p: &Params) -> Result<Option<crate::chain::TxRecord>> {
-        let hash: HexBytes = p.required(0)?;
-        let hash: [u8; 32] = hash.0.as_slice().try_into().map_err(|_| {
-            Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-                "invalid argument 0: a transaction hash is 32 bytes, not {}",
-                hash.0.len()
-            )))
-        })?;
+        let HashParam(hash) = p.required(0)?;
         Ok(self.chain()?.transaction(&hash)?)
     }
 
@@ -311,8 +661,8 @@ impl ChainApi {
     /// `chain_sendTransaction(tx)`: signed with the unlocked key of `from` and submitted;
     /// the hash. The nonce, when left out, is filled under the sender's nonce lock.
     fn send_transaction(&self, _: &Call, p: &Params) -> Result<HexOut> {
-        let chain = self.chain()?;
         let args = super::txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
         let key = self.unlocked_key(args.from);
         Ok(HexOut(super::txargs::send(chain, &args, key)?.to_vec()))
     }
@@ -320,8 +670,8 @@ impl ChainApi {
     /// `chain_signTransaction(tx)`: signed with the unlocked key of `from`, not submitted:
     /// `{raw, tx}`.
     fn sign_transaction(&self, _: &Call, p: &Params) -> Result<crate::types::json::SignedJson> {
-        let chain = self.chain()?;
         let args = super::txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
         let key = self.unlocked_key(args.from);
         Ok(crate::types::json::SignedJson::new(&super::txargs::sign(
             chain, &args, key,
@@ -361,30 +711,6 @@ pub(super) fn receipt_json(r: crate::chain::TxRecord) -> Option<ReceiptJson> {
             sealed.contract,
         ),
     )
-}
-
-/// A block parameter: `latest`, `pending` (absent: latest) give `None`, `earliest` block 0,
-/// a quantity that block. Anything else is an invalid argument.
-fn block_number(p: &Params, i: usize) -> Result<Option<u64>> {
-    let Some(tag) = p.optional::<String>(i)? else {
-        return Ok(None);
-    };
-    let bad = || {
-        Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-            "invalid argument {i}: a block is latest, earliest, pending or a 0x quantity, not {tag:?}"
-        )))
-    };
-    match tag.as_str() {
-        "latest" | "pending" => Ok(None),
-        "earliest" => Ok(Some(0)),
-        t => {
-            let hex = t.strip_prefix("0x").ok_or_else(bad)?;
-            if hex.is_empty() || hex.len() > 16 || (hex.len() > 1 && hex.starts_with('0')) {
-                return Err(bad());
-            }
-            u64::from_str_radix(hex, 16).map(Some).map_err(|_| bad())
-        }
-    }
 }
 
 /// The `newHeads` payload.
@@ -479,5 +805,51 @@ impl Service for NotificationPump {
         if let Some(mut w) = self.worker.take() {
             w.stop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpc::FromParam;
+    use serde_json::json;
+
+    #[test]
+    fn syncing_is_false_unless_a_peer_is_ahead() {
+        let at = |starting, current, highest| {
+            serde_json::to_value(Syncing::of(Some(SyncProgress {
+                starting,
+                current,
+                highest,
+            })))
+            .unwrap()
+        };
+        assert_eq!(
+            at(3, 5, 9),
+            json!({"startingBlock": "0x3", "currentBlock": "0x5", "highestBlock": "0x9",
+                   "pulledStates": "0x0", "knownStates": "0x0"})
+        );
+        assert_eq!(at(3, 9, 9), json!(false));
+        assert_eq!(
+            serde_json::to_value(Syncing::of(None)).unwrap(),
+            json!(false)
+        );
+    }
+
+    #[test]
+    fn an_index_as_hexutil_reads_it() {
+        let index = |v| Index::from_param(&v).map(|i| i.0);
+        assert_eq!(index(json!("0x0")), Ok(0));
+        assert_eq!(index(json!("0X1f")), Ok(31));
+        assert_eq!(index(json!("0xffffffffffffffff")), Ok(u64::MAX));
+        let text = |m: &str| {
+            Err(format!(
+                "json: cannot unmarshal {m} into Go value of type hexutil.Uint"
+            ))
+        };
+        assert_eq!(index(json!("")), text("empty hex string"));
+        assert_eq!(index(json!("0x")), text("hex string \"0x\""));
+        assert_eq!(index(json!("0xg")), text("invalid hex string"));
+        assert_eq!(index(json!(null)), text("non-string"));
     }
 }

@@ -36,24 +36,28 @@ impl Namespace for ContractApi {
             "chain_call",
             [p("callArgs", K::Object), p("block", K::Any)],
             "Run a message against the state of a block without sending it; what it returns",
+            "string: the call's output, 0x-hex",
             Self::call
         ),
         method!(
             "chain_estimateGas",
             [p("callArgs", K::Object)],
             "The least gas a message needs to succeed on the latest state",
+            "string: a 0x quantity",
             Self::estimate_gas
         ),
         method!(
             "chain_estimateComputationCost",
             [p("callArgs", K::Object), p("block", K::Any)],
             "The computation cost a message spends (the reference's opcode and precompile costs)",
+            "string: a 0x quantity",
             Self::estimate_computation_cost
         ),
         method!(
             "chain_getCode",
             [p("address", K::Address), p("block", K::Any)],
             "The code of an account at a block (0x without code)",
+            "string: 0x-hex code",
             Self::get_code
         ),
         method!(
@@ -64,24 +68,28 @@ impl Namespace for ContractApi {
                 p("block", K::Any)
             ],
             "A storage slot of a contract at a block, as 32 bytes",
+            "string: 32 bytes, 0x-hex",
             Self::get_storage_at
         ),
         method!(
             "chain_getAccount",
             [p("address", K::Address), p("block", K::Any)],
             "An account at a block: accType and its fields (null when it does not exist)",
+            "object: accType, account; or null",
             Self::get_account
         ),
         method!(
             "chain_isContractAccount",
             [p("address", K::Address), p("block", K::Any)],
             "Whether an account has code at a block",
+            "bool",
             Self::is_contract_account
         ),
         method!(
             "chain_accountCreated",
             [p("address", K::Address), p("block", K::Any)],
             "Whether an account exists at a block",
+            "bool",
             Self::account_created
         ),
     ];

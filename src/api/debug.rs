@@ -4,10 +4,12 @@
 //! `debug_getModifiedAccountsByNumber`, `debug_getModifiedAccountsByHash`,
 //! `debug_getModifiedStorageNodesByNumber`, and tracing with predefined tracers only
 //! (`debug_traceTransaction`, `debug_traceCall`, `debug_traceBlockByNumber`,
-//! `debug_traceBlockByHash`: this node runs no JavaScript tracer, so its tracing methods are
-//! always the safe ones, with their cap on concurrent requests). The rest ([`UNSAFE`]:
-//! `debug_setHead`, `debug_verbosity`, `debug_memStats`, `debug_gcStats`) is then served over
-//! IPC only.
+//! `debug_traceBlockByHash`, `debug_traceBlock`: this node runs no JavaScript tracer, so its
+//! tracing methods are always the safe ones, with their cap on concurrent requests). The rest
+//! ([`UNSAFE`]: `debug_setHead`, `debug_verbosity`, `debug_memStats`, `debug_gcStats`, and the
+//! reference's unsafe `debug_printBlock`, `debug_traceBlockFromFile` and
+//! `debug_standardTraceBlockToFile`, which read and write the node's files) is then served
+//! over IPC only.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,7 +26,8 @@ use super::trace as wire;
 use crate::chain::trace::{BlockRef, TraceError};
 use crate::chain::Chain;
 use crate::method;
-use crate::rpc::{Call, Params, RawJson};
+use crate::metrics::{Metrics, ProcessMemory};
+use crate::rpc::{Call, HexBytes, Params, RawJson};
 use crate::types::json::AccountKeyJson;
 
 /// The methods `--rpc.unsafe-debug.disable` keeps off HTTP and WebSocket.
@@ -33,6 +36,9 @@ pub const UNSAFE: &[&str] = &[
     "debug_verbosity",
     "debug_memStats",
     "debug_gcStats",
+    "debug_printBlock",
+    "debug_traceBlockFromFile",
+    "debug_standardTraceBlockToFile",
 ];
 
 /// How many tracing requests may run at once (the reference's
@@ -42,6 +48,8 @@ pub const HEAVY_REQUEST_LIMIT: usize = 50;
 /// The `debug` namespace.
 pub struct DebugApi {
     chain: Option<Arc<Chain>>,
+    /// What `debug_metrics` shows: the same numbers the Prometheus endpoint serves.
+    metrics: Arc<Metrics>,
     /// Tracing requests running now.
     heavy: AtomicUsize,
 }
@@ -62,36 +70,42 @@ impl Namespace for DebugApi {
             "debug_getBlockRlp",
             [p("block", K::Any)],
             "The RLP of a block (by number or hash), as hex without 0x",
+            "string: hex without 0x",
             Self::get_block_rlp
         ),
         method!(
             "debug_dumpBlock",
             [p("block", K::Any)],
             "Every account of a block's state (by number or hash): balance, nonce, account key",
+            "object: root, accounts by address",
             Self::dump_block
         ),
         method!(
             "debug_dumpStateTrie",
             [p("block", K::Any)],
             "The hash of every state-trie node of a block (by number or hash)",
+            "object: root, nodes (hashes)",
             Self::dump_state_trie
         ),
         method!(
             "debug_getBadBlocks",
             [],
             "The last blocks an import refused, with the reason",
+            "array of {hash, number, rlp, reason}",
             Self::get_bad_blocks
         ),
         method!(
             "debug_getModifiedAccountsByNumber",
             [p("start", K::Any), opt("end", K::Any)],
             "The accounts changed by the blocks after start up to end (default start + 1)",
+            "array of addresses",
             Self::modified_by_number
         ),
         method!(
             "debug_getModifiedAccountsByHash",
             [p("startHash", K::Bytes), opt("endHash", K::Bytes)],
             "The accounts changed by the blocks after startHash up to endHash",
+            "array of addresses",
             Self::modified_by_hash
         ),
         method!(
@@ -103,60 +117,98 @@ impl Namespace for DebugApi {
                 opt("printDetail", K::Bool)
             ],
             "Storage-trie nodes of a contract at the end block that its trie at the start lacks",
+            "number: how many nodes",
             Self::modified_storage_nodes
         ),
         method!(
             "debug_traceTransaction",
             [p("txHash", K::Bytes), opt("config", K::Object)],
             "Run a sealed transaction again and trace it: struct logs, or call frames with {\"tracer\":\"callTracer\"}",
+            "object: the trace",
             Self::trace_transaction
         ),
         method!(
             "debug_traceCall",
             [p("args", K::Object), p("block", K::Any), opt("config", K::Object)],
             "Trace a call (as chain_call takes it) on the state of a block (number, tag or hash)",
+            "object: the trace",
             Self::trace_call
         ),
         method!(
             "debug_traceBlockByNumber",
             [p("number", K::Any), opt("config", K::Object)],
             "Trace every transaction of a block by number: [{txHash, result}]",
+            "array of {txHash, result}",
             Self::trace_block_by_number
         ),
         method!(
             "debug_traceBlockByHash",
             [p("hash", K::Bytes), opt("config", K::Object)],
             "Trace every transaction of a block by hash: [{txHash, result}]",
+            "array of {txHash, result}",
             Self::trace_block_by_hash
         ),
         method!(
+            "debug_traceBlock",
+            [p("blockRlp", K::Bytes), opt("config", K::Object)],
+            "Trace every transaction of a block given as its RLP (its parent must be in the chain): [{txHash, result}]",
+            "array: {txHash, result} per transaction",
+            Self::trace_block
+        ),
+        method!(
+            "debug_traceBlockFromFile",
+            [p("file", K::String), opt("config", K::Object)],
+            "As debug_traceBlock, the block's RLP read as hex from a file of the node's machine",
+            "array: {txHash, result} per transaction",
+            Self::trace_block_from_file
+        ),
+        method!(
+            "debug_standardTraceBlockToFile",
+            [p("hash", K::Bytes), opt("config", K::Object)],
+            "Trace a block's transactions (or config.txHash's) as standard JSON into files in the node's temporary directory; their names",
+            "array of strings: the files written",
+            Self::standard_trace_block_to_file
+        ),
+        method!(
+            "debug_printBlock",
+            [p("block", K::Any)],
+            "A block (by number, tag or hash) printed as text: its header's fields and its transactions",
+            "string: the block as text",
+            Self::print_block
+        ),
+        method!(
             "debug_metrics",
-            [opt("raw", K::Bool)],
-            "The node's counters: chain head, pool, trie-node cache and file, memory",
+            [p("raw", K::Bool)],
+            "The node's numbers: memory, head, pool, trie-node cache, migration, peers; with --metrics also RPC calls and blocks sealed and imported",
+            "object: process, collecting, chain, txpool, trie, migration, peers (rpc, blocks with --metrics)",
             Self::metrics
         ),
         method!(
             "debug_setHead",
             [p("number", K::Any)],
             "Rewind the chain to a block (the blocks above it leave the chain)",
+            "null",
             Self::set_head
         ),
         method!(
             "debug_verbosity",
             [p("level", K::Integer)],
             "Set the log verbosity (0 silent .. 5 trace)",
+            "null",
             Self::verbosity
         ),
         method!(
             "debug_memStats",
             [],
             "The process's memory: resident, peak, virtual (bytes)",
+            "object: rss, peakRss, virtual (bytes)",
             Self::mem_stats
         ),
         method!(
             "debug_gcStats",
             [],
             "Garbage-collector statistics: all zero (chaind has no garbage collector)",
+            "object of zeros",
             Self::gc_stats
         ),
     ];
@@ -180,9 +232,12 @@ struct DumpAccount {
 }
 
 impl DebugApi {
-    pub fn new(chain: Option<Arc<Chain>>) -> DebugApi {
+    /// The namespace over `chain` (if any), reporting `metrics` (whose samplers read the
+    /// chain, the pool and the peers).
+    pub fn new(chain: Option<Arc<Chain>>, metrics: Arc<Metrics>) -> DebugApi {
         DebugApi {
             chain,
+            metrics,
             heavy: AtomicUsize::new(0),
         }
     }
@@ -261,51 +316,112 @@ impl DebugApi {
         self.chain.as_deref().ok_or(Error::NoChain)
     }
 
-    /// A block number from a number, a 0x quantity, `latest`/`earliest`/`pending`, or a
-    /// 32-byte hash.
-    fn block_arg(&self, arg: &Value, i: usize) -> Result<u64> {
+    /// The traces of the block `rlp` encodes, as `debug_traceBlockByNumber` answers; the
+    /// reference's `could not decode block: ...` for bytes that are not a block.
+    fn trace_rlp(&self, rlp: &[u8], opts: &crate::chain::trace::TraceOptions) -> Result<RawJson> {
+        let block = crate::types::block::Block::decode(rlp)
+            .map_err(|e| server(format!("could not decode block: {e}")))?;
+        let traces = self.chain()?.trace_given_block(&block, opts)?;
+        Ok(wire::block_json(&traces))
+    }
+
+    /// `debug_traceBlock(blockRlp, config?)`: the block's transactions run on its parent's
+    /// state under its header, each traced (the block need not be in the chain).
+    fn trace_block(&self, _: &Call, p: &Params) -> Result<RawJson> {
+        let rlp: HexBytes = p.required(0)?;
+        let opts = wire::trace_options(p.raw(1), 1)?;
+        self.chain()?;
+        let _slot = self.heavy_slot()?;
+        self.trace_rlp(&rlp.0, &opts)
+    }
+
+    /// `debug_traceBlockFromFile(file, config?)`: as `debug_traceBlock`, the RLP read from a
+    /// file as hex digits (without `0x`; as the reference reads it, decoding stops at the
+    /// first character that is not part of a hex pair, a final newline for one). The
+    /// reference's `could not read file: ...` when the file cannot be read.
+    fn trace_block_from_file(&self, _: &Call, p: &Params) -> Result<RawJson> {
+        let file: String = p.required(0)?;
+        let opts = wire::trace_options(p.raw(1), 1)?;
+        self.chain()?;
+        let path = std::path::Path::new(&file);
+        let text = read_file(path).map_err(|e| server(format!("could not read file: {e}")))?;
+        self.trace_rlp(&hex_prefix(&text), &opts)
+    }
+
+    /// `debug_standardTraceBlockToFile(hash, config?)`: each transaction of the block (or
+    /// only `config.txHash`) traced by the standard-JSON logger into a new file
+    /// `block_0x<4 bytes of the block hash>-<index>-0x<4 bytes of the tx hash>-<random>` in
+    /// the temporary directory (`$TMPDIR`, else `/tmp`), mode 0600; the files' paths. The
+    /// reference's `block <hash> not found` (hex without `0x`) for a block the chain lacks.
+    fn standard_trace_block_to_file(&self, _: &Call, p: &Params) -> Result<Vec<String>> {
+        let HashParam(hash) = p.required(0)?;
+        let (log, tx) = wire::std_trace_options(p.raw(1), 1)?;
         let chain = self.chain()?;
-        let bad = || {
-            Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-                "invalid argument {i}: a block number or a 32-byte block hash"
-            )))
-        };
-        let number = match arg {
-            Value::Number(n) => n.as_u64().ok_or_else(bad)?,
-            Value::String(s) => match s.as_str() {
-                "latest" | "pending" => chain.head_number(),
-                "earliest" => 0,
-                _ => {
-                    let hex = s.strip_prefix("0x").ok_or_else(bad)?;
-                    if hex.len() == 64 {
-                        let h: [u8; 32] = hex::decode(hex)
-                            .map_err(|_| bad())?
-                            .try_into()
-                            .map_err(|_| bad())?;
-                        let b = chain.block_by_hash(&h)?.ok_or_else(|| not_found(arg))?;
-                        b.header.number
-                    } else {
-                        u64::from_str_radix(hex, 16).map_err(|_| bad())?
-                    }
-                }
-            },
-            _ => return Err(bad()),
-        };
-        if number > chain.head_number() {
-            return Err(not_found(arg));
+        let dir = std::env::temp_dir();
+        let mut files = Vec::new();
+        let found = chain.standard_trace_block(&hash, log, tx, |t| {
+            let prefix = format!(
+                "block_0x{}-{}-0x{}-",
+                hex::encode(&hash[..4]),
+                t.index,
+                hex::encode(&t.tx_hash[..4])
+            );
+            let path = write_temp_file(&dir, &prefix, |out| wire::write_standard_trace(&t, out))
+                .map_err(|e| TraceError::Failed(e.to_string()))?;
+            crate::log::info("Wrote standard trace", &[("file", &path)]);
+            files.push(path);
+            Ok(())
+        })?;
+        if found.is_none() {
+            return Err(server(format!("block {} not found", hex::encode(hash))));
         }
-        Ok(number)
+        Ok(files)
+    }
+
+    /// `debug_printBlock(block)`: the block (by number, tag or hash) as text. The reference
+    /// prints its Go structures (`spew`); this is the same content in a plain layout:
+    /// `Block(#N) hash: 0x..`, each header field on a line, then each transaction as its
+    /// JSON object. `block #N not found` / `block 0x.. not found` for a block the chain
+    /// lacks.
+    fn print_block(&self, _: &Call, p: &Params) -> Result<String> {
+        let block: BlockParam = p.required(0)?;
+        let chain = self.chain()?;
+        let (found, name) = match block {
+            BlockParam::Tag(t) => {
+                let n = t.resolve(chain.head_number());
+                (chain.block_by_number(Some(n))?, format!("#{}", t.signed()))
+            }
+            BlockParam::Hash(h) => (chain.block_by_hash(&h)?, format!("0x{}", hex::encode(h))),
+            BlockParam::Neither => (None, String::new()),
+        };
+        let b = found.ok_or_else(|| server(format!("block {name} not found")))?;
+        Ok(print_block(&b, chain.total_block_score(b.header.number)))
+    }
+
+    /// The block parameter at `i` as the reference's `BlockNumberOrHash` decodes it, and the
+    /// number of the canonical block it names (`None` when the chain has no such block).
+    fn block_arg(&self, p: &Params, i: usize) -> Result<(BlockParam, Option<u64>)> {
+        let chain = self.chain()?;
+        let r: BlockParam = p.required(i)?;
+        let number = match r {
+            BlockParam::Tag(t) => {
+                Some(t.resolve(chain.head_number())).filter(|&n| n <= chain.head_number())
+            }
+            BlockParam::Hash(h) => chain.block_by_hash(&h)?.map(|b| b.header.number),
+            BlockParam::Neither => return Err(Missing::Neither.into()),
+        };
+        Ok((r, number))
     }
 
     /// `debug_getBlockRlp(number | hash)`: `RLP([header, txList])` as hex without `0x`
     /// (reference 10.7). A block the chain lacks is an error.
     fn get_block_rlp(&self, _: &Call, p: &Params) -> Result<String> {
-        let arg: Value = p.required(0)?;
-        let number = self.block_arg(&arg, 0)?;
+        let (arg, number) = self.block_arg(p, 0)?;
         let block = self
             .chain()?
-            .block_by_number(Some(number))?
-            .ok_or_else(|| not_found(&arg))?;
+            .block_by_number(number)?
+            .filter(|_| number.is_some())
+            .ok_or_else(|| not_found("", &arg))?;
         let b = crate::types::block::Block {
             header: block.header,
             transactions: block.transactions.into_iter().map(|(t, _)| t).collect(),
@@ -316,12 +432,12 @@ impl DebugApi {
     /// `debug_dumpBlock(number | hash)`: `{root, accounts}`, accounts by address (by trie
     /// key when the address is not known).
     fn dump_block(&self, _: &Call, p: &Params) -> Result<Value> {
-        let arg: Value = p.required(0)?;
-        let number = self.block_arg(&arg, 0)?;
+        let (arg, number) = self.block_arg(p, 0)?;
+        let number = number.ok_or_else(|| not_found("", &arg))?;
         let (root, accounts) = self
             .chain()?
             .dump(Some(number))?
-            .ok_or_else(|| not_found(&arg))?;
+            .ok_or_else(|| not_found("", &arg))?;
         let chain = self.chain()?;
         let mut out = BTreeMap::new();
         for (address, key, a) in accounts {
@@ -361,12 +477,13 @@ impl DebugApi {
 
     /// `debug_dumpStateTrie(number | hash)`: `{root, nodes}`, the hash of every node.
     fn dump_state_trie(&self, _: &Call, p: &Params) -> Result<Value> {
-        let arg: Value = p.required(0)?;
-        let number = self.block_arg(&arg, 0)?;
+        let (arg, number) = self.block_arg(p, 0)?;
+        // The reference writes `#` before the text that already starts with one.
+        let number = number.ok_or_else(|| not_found("#", &arg))?;
         let (root, nodes) = self
             .chain()?
             .state_nodes(Some(number))?
-            .ok_or_else(|| not_found(&arg))?;
+            .ok_or_else(|| not_found("#", &arg))?;
         let nodes: Vec<String> = nodes
             .iter()
             .map(|h| format!("0x{}", hex::encode(h)))
@@ -391,21 +508,17 @@ impl DebugApi {
         ))
     }
 
-    fn modified(&self, start: u64, end: Option<u64>) -> Result<Vec<String>> {
-        let end = end.unwrap_or(start + 1);
+    /// The addresses whose accounts differ between the states of blocks `start` and `end`.
+    fn modified(&self, start: u64, end: u64) -> Result<Vec<String>> {
         if start >= end {
-            return Err(Error::Rpc(crate::rpc::RpcError::server(format!(
-                "start block ({start}) must be less than end block ({end})"
-            ))));
+            return Err(server(format!(
+                "start block height ({start}) must be less than end block height ({end})"
+            )));
         }
         let list = self
             .chain()?
             .modified_accounts(start, end)?
-            .ok_or_else(|| {
-                Error::Rpc(crate::rpc::RpcError::server(format!(
-                    "block {end} not found"
-                )))
-            })?;
+            .ok_or_else(|| server(format!("end block number #{end} not found")))?;
         Ok(list
             .iter()
             .map(|a| format!("0x{}", hex::encode(a.0)))
@@ -413,24 +526,67 @@ impl DebugApi {
     }
 
     /// `debug_getModifiedAccountsByNumber(start, end?)`: the addresses changed by the blocks
-    /// after `start` up to `end`.
+    /// after `start` up to `end`; with `start` alone, those changed by block `start` (from
+    /// its parent's state), as the reference.
     fn modified_by_number(&self, _: &Call, p: &Params) -> Result<Vec<String>> {
-        let start = self.block_arg(&p.required::<Value>(0)?, 0)?;
-        let end = p
-            .optional::<Value>(1)?
-            .map(|v| self.block_arg(&v, 1))
-            .transpose()?;
+        let chain = self.chain()?;
+        let head = chain.head_number();
+        let start_tag: BlockTag = p.required(0)?;
+        let end_tag: Option<BlockTag> = p.optional(1)?;
+        // The reference prints the number as an unsigned one (`latest` is 2^64-1).
+        let shown = |t: BlockTag| t.signed() as u64;
+        let start = Some(start_tag.resolve(head))
+            .filter(|&n| n <= head)
+            .ok_or_else(|| {
+                server(format!(
+                    "start block number #{} not found",
+                    shown(start_tag)
+                ))
+            })?;
+        let (start, end) = match end_tag {
+            None => {
+                let parent = start.checked_sub(1).ok_or_else(|| {
+                    server(format!("block number #{} has no parent", shown(start_tag)))
+                })?;
+                (parent, start)
+            }
+            Some(t) => {
+                let end = Some(t.resolve(head))
+                    .filter(|&n| n <= head)
+                    .ok_or_else(|| server(format!("end block number #{} not found", shown(t))))?;
+                (start, end)
+            }
+        };
         self.modified(start, end)
     }
 
-    /// `debug_getModifiedAccountsByHash(startHash, endHash?)`.
+    /// `debug_getModifiedAccountsByHash(startHash, endHash?)`: as by number, the blocks named
+    /// by hash.
     fn modified_by_hash(&self, _: &Call, p: &Params) -> Result<Vec<String>> {
-        let start: crate::rpc::HexBytes = p.required(0)?;
-        let start = self.block_arg(&Value::String(format!("0x{}", hex::encode(&start.0))), 0)?;
-        let end = p
-            .optional::<crate::rpc::HexBytes>(1)?
-            .map(|h| self.block_arg(&Value::String(format!("0x{}", hex::encode(&h.0))), 1))
-            .transpose()?;
+        let chain = self.chain()?;
+        let HashParam(start_hash) = p.required(0)?;
+        let end_hash: Option<HashParam> = p.optional(1)?;
+        let start = chain
+            .block_by_hash(&start_hash)?
+            .ok_or_else(|| server(format!("start block {} not found", hex::encode(start_hash))))?
+            .header
+            .number;
+        let (start, end) = match end_hash {
+            None => {
+                let parent = start.checked_sub(1).ok_or_else(|| {
+                    server(format!("block {} has no parent", hex::encode(start_hash)))
+                })?;
+                (parent, start)
+            }
+            Some(HashParam(h)) => {
+                let end = chain
+                    .block_by_hash(&h)?
+                    .ok_or_else(|| server(format!("end block {} not found", hex::encode(h))))?
+                    .header
+                    .number;
+                (start, end)
+            }
+        };
         self.modified(start, end)
     }
 
@@ -440,9 +596,10 @@ impl DebugApi {
     /// no account here has storage.
     fn modified_storage_nodes(&self, _: &Call, p: &Params) -> Result<u64> {
         let contract: crate::crypto::Address = p.required(0)?;
-        let start = self.block_arg(&p.required::<Value>(1)?, 1)?;
-        let end = match p.optional::<Value>(2)? {
-            Some(v) => self.block_arg(&v, 2)?,
+        let head = self.chain()?.head_number();
+        let start = p.required::<BlockTag>(1)?.resolve(head);
+        let end = match p.optional::<BlockTag>(2)? {
+            Some(t) => t.resolve(head),
             None => start + 1,
         };
         Ok(self
@@ -451,20 +608,51 @@ impl DebugApi {
             .unwrap_or(0) as u64)
     }
 
-    /// `debug_metrics(raw?)`: the node's counters, grouped.
-    fn metrics(&self, _: &Call, _: &Params) -> Result<Value> {
-        let mem = mem_stats();
-        let mut m = json!({"process": {"rss": mem.0, "peakRss": mem.1, "virtual": mem.2}});
-        if let Some(chain) = self.chain.as_deref() {
-            let (pending, queued) = chain.pool_counts();
-            let (entries, bytes, enabled) = chain.node_cache_usage();
-            let (nodes, file_bytes) = chain.node_file_usage();
-            m["chain"] = json!({"head": chain.head_number()});
-            m["txpool"] = json!({"pending": pending, "queued": queued});
+    /// `debug_metrics(raw)`: the node's numbers, grouped: the process's memory, and with a
+    /// chain its head (number, age in seconds), pool, trie-node cache (with the progress of a
+    /// save) and file, and state migration; the connected peers with a p2p server; and when
+    /// the node collects (`--metrics`) the RPC calls per method and transport (count, seconds
+    /// spent) and the blocks and transactions sealed and imported. `raw` is required, as the
+    /// reference's, and changes nothing.
+    fn metrics(&self, _: &Call, p: &Params) -> Result<Value> {
+        let _raw: bool = p.required(0)?;
+        let s = self.metrics.sample();
+        let p = s.process;
+        let mut m = json!({
+            "process": {"rss": p.resident, "peakRss": p.peak_resident, "virtual": p.virtual_size},
+            "collecting": self.metrics.collecting(),
+        });
+        if let Some(c) = &s.chain {
+            let t = &c.trie_cache;
+            let g = &c.migration;
+            m["chain"] = json!({"head": c.head_number, "headAge": s.head_age});
+            m["txpool"] = json!({"pending": c.pending, "queued": c.queued});
             m["trie"] = json!({
-                "cache": {"enabled": enabled, "entries": entries, "bytes": bytes,
-                          "loadedFromDisk": chain.node_cache_loaded()},
-                "file": {"nodes": nodes, "bytes": file_bytes},
+                "cache": {"enabled": t.enabled, "entries": t.entries, "bytes": t.bytes,
+                          "loadedFromDisk": t.loaded_from_disk,
+                          "save": {"running": t.saving, "written": t.save_written,
+                                   "total": t.save_total}},
+                "file": {"nodes": c.node_file_nodes, "bytes": c.node_file_bytes},
+            });
+            m["migration"] = json!({
+                "running": g.running, "blockNumber": g.block_number, "committed": g.committed,
+                "read": g.read, "pending": g.pending, "progress": g.progress,
+            });
+        }
+        if let Some(peers) = s.peers {
+            m["p2p"] = json!({"peers": peers});
+        }
+        if self.metrics.collecting() {
+            let mut rpc = serde_json::Map::new();
+            for c in self.metrics.calls() {
+                let per = rpc.entry(c.method).or_insert_with(|| json!({}));
+                per[c.transport.as_str()] = json!({"count": c.count, "seconds": c.seconds});
+            }
+            m["rpc"] = Value::Object(rpc);
+            let b = self.metrics.block_counts();
+            m["blocks"] = json!({
+                "sealed": b.sealed_blocks, "sealedTransactions": b.sealed_transactions,
+                "imported": b.imported_blocks, "importedTransactions": b.imported_transactions,
             });
         }
         Ok(m)
@@ -472,7 +660,7 @@ impl DebugApi {
 
     /// `debug_setHead(number)`: null once the chain's head is that block.
     fn set_head(&self, _: &Call, p: &Params) -> Result<()> {
-        let number = self.block_arg(&p.required::<Value>(0)?, 0)?;
+        let super::goparams::Uint64Param(number) = p.required(0)?;
         self.chain()?.set_head(number)?;
         crate::log::warn("Rewound the chain", &[("head", &number.to_string())]);
         Ok(())
@@ -481,15 +669,20 @@ impl DebugApi {
     /// `debug_verbosity(level)`: null.
     fn verbosity(&self, _: &Call, p: &Params) -> Result<()> {
         let level: i32 = p.required(0)?;
-        let level = u8::try_from(level.clamp(0, 5)).unwrap_or(3);
+        // The reference's level check (0 critical .. 5 trace; here 0 is silent).
+        if level >= 6 {
+            return Err(server("insert log level less than 6"));
+        }
+        let level = u8::try_from(level)
+            .map_err(|_| server("insert log level greater than or equal to 0"))?;
         crate::log::set_verbosity(level);
         Ok(())
     }
 
     /// `debug_memStats`: resident, peak resident and virtual memory, bytes.
     fn mem_stats(&self, _: &Call, _: &Params) -> Result<Value> {
-        let (rss, peak, virt) = mem_stats();
-        Ok(json!({"rss": rss, "peakRss": peak, "virtual": virt}))
+        let p = ProcessMemory::read();
+        Ok(json!({"rss": p.resident, "peakRss": p.peak_resident, "virtual": p.virtual_size}))
     }
 
     /// `debug_gcStats`: zeros, for tools that expect the method.
@@ -498,10 +691,119 @@ impl DebugApi {
     }
 }
 
-fn not_found(arg: &Value) -> Error {
-    Error::Rpc(crate::rpc::RpcError::server(format!(
-        "block {arg} not found"
-    )))
+/// `block <#n | 0xhash> not found`, the reference's text (with its `NumberOrHashString`),
+/// `prefix` before it.
+fn not_found(prefix: &str, arg: &BlockParam) -> Error {
+    let shown = match arg {
+        BlockParam::Tag(t) => format!("#{}", t.signed()),
+        BlockParam::Hash(h) => format!("0x{}", hex::encode(h)),
+        BlockParam::Neither => String::new(),
+    };
+    server(format!("block {prefix}{shown} not found"))
+}
+
+fn server(text: impl Into<String>) -> Error {
+    Error::Rpc(crate::rpc::RpcError::server(text))
+}
+
+/// A file's bytes, or its error as the reference words it (`open <path>: no such file or
+/// directory`, `read <path>: is a directory`).
+fn read_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut f =
+        std::fs::File::open(path).map_err(|e| crate::chain::export::io_error("open", path, &e))?;
+    let mut out = Vec::new();
+    f.read_to_end(&mut out)
+        .map_err(|e| crate::chain::export::io_error("read", path, &e))?;
+    Ok(out)
+}
+
+/// The bytes of the hex pairs at the start of `text`, up to the first pair that is not hex
+/// (the reference's `common.Hex2Bytes`, which keeps what it decoded before an error).
+fn hex_prefix(text: &[u8]) -> Vec<u8> {
+    text.chunks_exact(2)
+        .map_while(|pair| {
+            let digit = |c: u8| (c as char).to_digit(16);
+            Some((digit(pair[0])? << 4 | digit(pair[1])?) as u8)
+        })
+        .collect()
+}
+
+/// Creates a new file `<dir>/<prefix><random number>` (never an existing one; mode 0600),
+/// fills it with `write` and returns its path.
+fn write_temp_file(
+    dir: &std::path::Path,
+    prefix: &str,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut tries = 0;
+    let (file, path) = loop {
+        let mut r = [0u8; 4];
+        getrandom::getrandom(&mut r).map_err(std::io::Error::other)?;
+        let path = dir.join(format!("{prefix}{}", u32::from_le_bytes(r)));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+        {
+            Ok(f) => break (f, path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 100 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out)?;
+    out.flush()?;
+    Ok(path.display().to_string())
+}
+
+/// A block as `debug_printBlock` prints it.
+fn print_block(b: &crate::chain::BlockRecord, total_block_score: u64) -> String {
+    use std::fmt::Write;
+    let h = &b.header;
+    let hex0x = |x: &[u8]| format!("0x{}", hex::encode(x));
+    let mut out = String::new();
+    let _ = writeln!(out, "Block(#{}) hash: {}", h.number, hex0x(&b.hash));
+    let mut field = |name: &str, value: String| {
+        let _ = writeln!(out, "  {name}: {value}");
+    };
+    field("ParentHash", hex0x(&h.parent_hash));
+    field("Rewardbase", hex0x(&h.rewardbase.0));
+    field("Root", hex0x(&h.state_root));
+    field("TxHash", hex0x(&h.transactions_root));
+    field("ReceiptHash", hex0x(&h.receipts_root));
+    field("Bloom", hex0x(&h.bloom[..]));
+    field("BlockScore", decimal(&h.block_score));
+    field("TotalBlockScore", total_block_score.to_string());
+    field("Number", h.number.to_string());
+    field("GasUsed", h.gas_used.to_string());
+    field("Time", h.time.to_string());
+    field("TimeFoS", h.time_fos.to_string());
+    field("Extra", hex0x(&h.extra));
+    field("Governance", hex0x(&h.governance));
+    field("Vote", hex0x(&h.vote));
+    if let Some(f) = &h.base_fee {
+        field("BaseFee", decimal(f));
+    }
+    field("Size", b.size.to_string());
+    let _ = writeln!(out, "Transactions: {}", b.transactions.len());
+    for (i, (tx, sender)) in b.transactions.iter().enumerate() {
+        let json = crate::types::json::TransactionJson::new(
+            tx,
+            *sender,
+            crate::types::json::Location {
+                block_hash: b.hash,
+                block_number: h.number,
+                index: i as u64,
+            },
+        );
+        let text = serde_json::to_string(&json).expect("a transaction serializes");
+        let _ = writeln!(out, "  [{i}] {text}");
+    }
+    out
 }
 
 /// A 256-bit value in decimal (go-ethereum's dump writes balances so).
@@ -522,19 +824,6 @@ fn decimal(v: &[u8; 32]) -> String {
     }
     digits.reverse();
     String::from_utf8(digits).expect("digits")
-}
-
-/// Resident, peak resident and virtual size of this process in bytes, from /proc.
-fn mem_stats() -> (u64, u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |k| k * 1024)
-    };
-    (kib("VmRSS:"), kib("VmHWM:"), kib("VmSize:"))
 }
 
 #[cfg(test)]

@@ -122,6 +122,9 @@ pub enum AdminError {
     /// A peer method's failure, with its text (`invalid kni: ...`).
     #[error("{0}")]
     Peer(String),
+    /// An `apis` argument naming a module that exists nowhere, with the known ones.
+    #[error("{0}")]
+    Modules(String),
 }
 
 /// The result type of handlers.

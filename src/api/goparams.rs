@@ -145,7 +145,7 @@ fn fixed_hex<const N: usize>(s: &str, ty: &str) -> Result<[u8; N], FixedHexError
 /// with the JSON decoder's texts: a non-string and a decoding error are type errors `into`
 /// (`Go value of type common.Hash`, `Go struct field CallArgs.to of type common.Address`); a
 /// length error is not wrapped.
-fn fixed_value<const N: usize>(v: &Value, into: &str, ty: &str) -> Result<[u8; N], String> {
+pub fn fixed_value<const N: usize>(v: &Value, into: &str, ty: &str) -> Result<[u8; N], String> {
     let Value::String(s) = v else {
         return Err(format!("json: cannot unmarshal non-string into {into}"));
     };
@@ -263,10 +263,95 @@ impl FromParam for HashParam {
     }
 }
 
+/// A `hexutil.Uint64` parameter (`debug_setHead`): a 0x quantity of at most 64 bits, with the
+/// JSON decoder's type-error texts.
+pub struct Uint64Param(pub u64);
+
+impl FromParam for Uint64Param {
+    fn from_param(v: &Value) -> Result<Uint64Param, String> {
+        let ty = "hexutil.Uint64";
+        let Value::String(s) = v else {
+            return Err(crate::rpc::go_type_error("non-string", ty));
+        };
+        let digits = quantity_digits(s, 16, "hex number > 64 bits")
+            .map_err(|m| crate::rpc::go_type_error(m, ty))?;
+        Ok(Uint64Param(
+            u64::from_str_radix(digits, 16).expect("at most 16 hex digits"),
+        ))
+    }
+}
+
 /// Go's text for a member of struct `strukt` that does not decode: `value` is what it got
 /// (`non-string`, `string`, a hexutil text), `ty` the member's Go type.
 pub fn field_error(strukt: &str, field: &str, value: &str, ty: &str) -> String {
     format!("json: cannot unmarshal {value} into Go struct field {strukt}.{field} of type {ty}")
+}
+
+/// A member of one of the reference's argument structs (`SendTxArgs`, `CallArgs`), decoded as
+/// Go's JSON decoder reads its `hexutil`/`common` type, with the struct-field text when it
+/// does not decode (`json: cannot unmarshal non-string into Go struct field
+/// SendTxArgs.gas of type hexutil.Uint64`). Each decoder's error is the text that follows
+/// `invalid argument <i>: `.
+pub struct Member<'a> {
+    pub strukt: &'a str,
+    pub name: &'a str,
+}
+
+impl Member<'_> {
+    fn wrap(&self, m: &str, ty: &str) -> String {
+        field_error(self.strukt, self.name, m, ty)
+    }
+
+    fn text<'v>(&self, v: &'v Value, ty: &str) -> Result<&'v str, String> {
+        v.as_str().ok_or_else(|| self.wrap("non-string", ty))
+    }
+
+    /// A `common.Address` member.
+    pub fn address(&self, v: &Value) -> Result<Address, String> {
+        let ty = "common.Address";
+        let into = format!("Go struct field {}.{} of type {ty}", self.strukt, self.name);
+        fixed_value(v, &into, ty).map(Address)
+    }
+
+    /// A `hexutil.Uint64` member.
+    pub fn uint64(&self, v: &Value) -> Result<u64, String> {
+        let ty = "hexutil.Uint64";
+        let digits = quantity_digits(self.text(v, ty)?, 16, "hex number > 64 bits")
+            .map_err(|m| self.wrap(m, ty))?;
+        Ok(u64::from_str_radix(digits, 16).expect("at most 16 hex digits"))
+    }
+
+    /// A `*hexutil.Big` member of at most 256 bits, as a big-endian word.
+    pub fn big(&self, v: &Value) -> Result<[u8; 32], String> {
+        let ty = "*hexutil.Big";
+        let digits = quantity_digits(self.text(v, ty)?, 64, "hex number > 256 bits")
+            .map_err(|m| self.wrap(m, ty))?;
+        let mut word = [0u8; 32];
+        hex::decode_to_slice(format!("{digits:0>64}"), &mut word).expect("at most 64 hex digits");
+        Ok(word)
+    }
+
+    /// A `hexutil.Bytes` member (`""` is empty).
+    pub fn bytes(&self, v: &Value) -> Result<Vec<u8>, String> {
+        let ty = "hexutil.Bytes";
+        crate::crypto::decode_hex0x(self.text(v, ty)?).map_err(|m| self.wrap(m, ty))
+    }
+
+    /// A member that is a plain JSON boolean (Go `bool`).
+    pub fn boolean(&self, v: &Value) -> Result<bool, String> {
+        v.as_bool().ok_or_else(|| self.wrap(json_type(v), "bool"))
+    }
+
+    /// A member of Go type `ty` that is a plain JSON integer of at most `max`.
+    pub fn integer(&self, v: &Value, ty: &str, max: u64) -> Result<u64, String> {
+        match v {
+            Value::Number(n) => match n.as_u64() {
+                Some(x) if x <= max => Ok(x),
+                _ => Err(self.wrap(&format!("number {n}"), ty)),
+            },
+            other => Err(self.wrap(json_type(other), ty)),
+        }
+    }
 }
 
 /// The digits of a quantity member (hexutil's `Uint64` and `Big`): as [`number_digits`], then
@@ -327,41 +412,18 @@ pub fn call_args(v: &Value, i: usize) -> Result<CallArgs, Error> {
             "chainid" => "chainId",
             _ => continue,
         };
-        let wrap = |m: &str, ty: &str| invalid(field_error("CallArgs", name, m, ty));
-        let text = |ty: &str| value.as_str().ok_or_else(|| wrap("non-string", ty));
+        let member = Member {
+            strukt: "CallArgs",
+            name,
+        };
         match name {
-            "from" | "to" => {
-                let ty = "common.Address";
-                let into = format!("Go struct field CallArgs.{name} of type {ty}");
-                let a = Address(fixed_value(value, &into, ty).map_err(invalid)?);
-                if name == "from" {
-                    args.from = Some(a);
-                } else {
-                    args.to = Some(a);
-                }
-            }
-            "gas" => {
-                let ty = "hexutil.Uint64";
-                let digits = quantity_digits(text(ty)?, 16, "hex number > 64 bits")
-                    .map_err(|m| wrap(m, ty))?;
-                args.gas = Some(u64::from_str_radix(digits, 16).expect("at most 16 hex digits"));
-            }
-            "data" | "input" => {
-                let ty = "hexutil.Bytes";
-                let bytes = crate::crypto::decode_hex0x(text(ty)?).map_err(|m| wrap(m, ty))?;
-                if name == "data" {
-                    data = Some(bytes);
-                } else {
-                    input = Some(bytes);
-                }
-            }
+            "from" => args.from = Some(member.address(value).map_err(invalid)?),
+            "to" => args.to = Some(member.address(value).map_err(invalid)?),
+            "gas" => args.gas = Some(member.uint64(value).map_err(invalid)?),
+            "data" => data = Some(member.bytes(value).map_err(invalid)?),
+            "input" => input = Some(member.bytes(value).map_err(invalid)?),
             _ => {
-                let ty = "*hexutil.Big";
-                let digits = quantity_digits(text(ty)?, 64, "hex number > 256 bits")
-                    .map_err(|m| wrap(m, ty))?;
-                let mut word = [0u8; 32];
-                hex::decode_to_slice(format!("{digits:0>64}"), &mut word)
-                    .expect("at most 64 hex digits");
+                let word = member.big(value).map_err(invalid)?;
                 match name {
                     "gasPrice" => gas_price = Some(word),
                     "maxFeePerGas" => max_fee = Some(word),

@@ -58,60 +58,70 @@ impl Namespace for LogsApi {
             "chain_getLogs",
             [p("criteria", K::Object)],
             "The logs matching {fromBlock, toBlock | blockHash, address, topics} (at most 10000)",
+            "array of log objects",
             Self::get_logs
         ),
         method!(
             "chain_newFilter",
             [p("criteria", K::Object)],
             "Install a filter of the logs of new blocks matching criteria; its id",
+            "string: the filter id",
             Self::new_filter
         ),
         method!(
             "chain_newBlockFilter",
             [],
             "Install a filter of the hashes of new blocks; its id",
+            "string: the filter id",
             Self::new_block_filter
         ),
         method!(
             "chain_newPendingTransactionFilter",
             [],
             "Install a filter of the hashes of transactions entering the pool; its id",
+            "string: the filter id",
             Self::new_pending_transaction_filter
         ),
         method!(
             "chain_getFilterChanges",
             [p("id", K::String)],
             "What a filter found since it was last polled: block or transaction hashes, or logs",
+            "array of hashes or log objects",
             Self::get_filter_changes
         ),
         method!(
             "chain_getFilterLogs",
             [p("id", K::String)],
             "Every log matching a log filter's criteria",
+            "array of log objects",
             Self::get_filter_logs
         ),
         method!(
             "chain_uninstallFilter",
             [p("id", K::String)],
             "Remove a filter; false when there is no such filter",
+            "bool",
             Self::uninstall_filter
         ),
         method!(
             "chain_getBlockReceipts",
             [p("block", K::Any)],
             "The receipts of a block's transactions, by number (or latest, earliest) or hash",
+            "array of receipt objects",
             Self::get_block_receipts
         ),
         method!(
             "chain_getHeaderByNumber",
             [p("block", K::Any)],
             "A block header by number (or latest, earliest, pending)",
+            "header object",
             Self::get_header_by_number
         ),
         method!(
             "chain_getHeaderByHash",
             [p("hash", K::Bytes)],
             "A block header by hash",
+            "header object",
             Self::get_header_by_hash
         ),
     ];

@@ -29,6 +29,10 @@ pub enum ParamKind {
     Bool,
     Object,
     Any,
+    /// The path of a file on the node's machine (`admin_exportChain`): clients make a
+    /// relative one absolute against their own working directory when the node runs on
+    /// their machine, since the node's working directory is not theirs.
+    Path,
 }
 
 impl ParamKind {
@@ -41,6 +45,29 @@ impl ParamKind {
     /// keep it out of argv, histories and logs.
     pub fn is_secret(self) -> bool {
         self.is_passphrase() || self == ParamKind::KeyData
+    }
+
+    /// What a value of this kind is, in a few words (the console's `help`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            ParamKind::String => "a string",
+            ParamKind::Passphrase => "a passphrase (a secret: null or left out, it is prompted for)",
+            ParamKind::NewPassphrase => {
+                "a new passphrase (a secret: null or left out, it is prompted for twice)"
+            }
+            ParamKind::KeyData => {
+                "raw private key data, hex (a secret: null or left out, it is prompted for)"
+            }
+            ParamKind::Address => "an address, 0x + 40 hex digits",
+            ParamKind::Bytes => "0x-prefixed hex bytes",
+            ParamKind::Integer => "an integer",
+            ParamKind::Bool => "true or false",
+            ParamKind::Object => "a JSON object",
+            ParamKind::Any => "any JSON value",
+            ParamKind::Path => {
+                "a file path on the node's machine (a relative one is made absolute against this client's working directory when the node runs on this machine)"
+            }
+        }
     }
 }
 
@@ -70,12 +97,14 @@ pub const fn opt(name: &'static str, kind: ParamKind) -> ParamSpec {
     }
 }
 
-/// A method's name, parameters and one-line summary: what clients know of it.
+/// A method's name, parameters, one-line summary and result: what clients know of it.
 #[derive(Debug, Clone, Copy)]
 pub struct MethodSpec {
     pub name: &'static str,
     pub params: &'static [ParamSpec],
     pub summary: &'static str,
+    /// What a successful call answers, in a few words (`string: the address`).
+    pub returns: &'static str,
 }
 
 impl MethodSpec {
@@ -155,11 +184,13 @@ pub fn specs<A: Namespace>() -> Vec<MethodSpec> {
                 "Subscribe to {} (WebSocket, IPC)",
                 names.join(" or ")
             )),
+            returns: "string: the subscription id; then one notification per event, {subscription, result}",
         });
         v.push(MethodSpec {
             name: leak(format!("{}_unsubscribe", A::MODULE)),
             params: UNSUBSCRIBE_PARAMS,
             summary: "Cancel a subscription",
+            returns: "true; an error for an unknown id",
         });
     }
     v
@@ -176,16 +207,17 @@ pub fn reply<T: Serialize, E: Into<RpcError>>(r: Result<T, E>) -> Result<Value, 
 }
 
 /// Declares one method of a namespace: `method!("personal_sign", [p(..), ..], "summary",
-/// Self::sign)`, where the handler is `fn(&Self, &Call, &Params) -> Result<T, E>` with a
-/// serializable `T` and an error that maps to a JSON-RPC error.
+/// "what it returns", Self::sign)`, where the handler is `fn(&Self, &Call, &Params) ->
+/// Result<T, E>` with a serializable `T` and an error that maps to a JSON-RPC error.
 #[macro_export]
 macro_rules! method {
-    ($name:literal, [$($param:expr),* $(,)?], $summary:literal, $handler:path $(,)?) => {
+    ($name:literal, [$($param:expr),* $(,)?], $summary:literal, $returns:literal, $handler:path $(,)?) => {
         $crate::api::method::Method {
             spec: $crate::api::method::MethodSpec {
                 name: $name,
                 params: &[$($param),*],
                 summary: $summary,
+                returns: $returns,
             },
             handler: |a, c, p| $crate::api::method::reply($handler(a, c, p)),
         }

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod chain;
+pub mod consensus;
 pub mod contract;
 pub mod debug;
 pub mod error;
@@ -13,6 +14,8 @@ pub mod logs;
 pub mod method;
 pub mod net;
 pub mod personal;
+pub mod recover;
+pub mod reference;
 pub mod rpc;
 pub mod spec;
 pub mod trace;
@@ -32,15 +35,13 @@ pub use error::Error;
 pub use method::{register, MethodSpec, Namespace, ParamKind, ParamSpec};
 
 impl FromParam for Address {
-    /// `0x` + 40 hex digits, any case; `null` and other types are refused.
+    /// `0x` + 40 hex digits, any case, as Go's `common.Address` decodes it (its texts:
+    /// `json: cannot unmarshal hex string without 0x prefix into Go value of type
+    /// common.Address`, `hex string has length 4, want 40 for common.Address`); `null` and
+    /// other types are `non-string`.
     fn from_param(v: &Value) -> Result<Address, String> {
-        match v {
-            Value::String(s) => s
-                .parse()
-                .map_err(|e: crate::crypto::AddressError| e.to_string()),
-            Value::Null => Err("cannot unmarshal null into an address".into()),
-            _ => Err("cannot unmarshal non-string into an address".into()),
-        }
+        goparams::fixed_value::<20>(v, "Go value of type common.Address", "common.Address")
+            .map(Address)
     }
 }
 
@@ -68,10 +69,12 @@ impl Serialize for HexOut {
 pub struct Apis {
     pub admin: Arc<admin::AdminApi>,
     pub chain: Arc<chain::ChainApi>,
+    pub consensus: Arc<consensus::ConsensusApi>,
     pub contract: Arc<contract::ContractApi>,
     pub logs: Arc<logs::LogsApi>,
     pub net: Arc<net::NetApi>,
     pub personal: Arc<personal::PersonalApi>,
+    pub recover: Arc<recover::RecoverApi>,
     pub rpc: Arc<rpc::RpcApi>,
     pub debug: Arc<debug::DebugApi>,
     pub txpool: Arc<txpool::TxpoolApi>,
@@ -83,6 +86,8 @@ impl Apis {
     pub fn register(&self, r: &mut Registry) {
         register(&self.admin, r);
         register(&self.chain, r);
+        register(&self.consensus, r);
+        register(&self.recover, r);
         register(&self.contract, r);
         register(&self.logs, r);
         register(&self.debug, r);
@@ -91,5 +96,6 @@ impl Apis {
         register(&self.rpc, r);
         register(&self.txpool, r);
         register(&self.web3, r);
+        reference::register(r);
     }
 }

@@ -1,6 +1,7 @@
 //! `net`: the network id, whether peers can connect (the p2p listener runs), and how many
-//! are connected.
+//! are connected, in all and by node type.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -24,19 +25,36 @@ impl Namespace for NetApi {
             "net_listening",
             [],
             "Whether the node accepts peer connections",
+            "bool",
             Self::listening
         ),
         method!(
             "net_peerCount",
             [],
             "The number of connected peers, as a 0x quantity",
+            "string: a 0x quantity",
             Self::peer_count
         ),
         method!(
             "net_version",
             [],
             "The network id, as a decimal string",
+            "string: a decimal number",
             Self::version
+        ),
+        method!(
+            "net_networkID",
+            [],
+            "The network id, as a number",
+            "quantity: the network id",
+            Self::network_id
+        ),
+        method!(
+            "net_peerCountByType",
+            [],
+            "The connected peers by node type (cn, pn, en, bn, unknown) and in total",
+            "object: the number of peers by node type, and total",
+            Self::peer_count_by_type
         ),
     ];
 }
@@ -62,6 +80,23 @@ impl NetApi {
     fn peer_count(&self, _: &Call, _: &Params) -> Result<String> {
         let n = self.peers.as_ref().map_or(0, |p| p.count());
         Ok(format!("0x{n:x}"))
+    }
+
+    /// `net_networkID`: the network id, a JSON number.
+    fn network_id(&self, _: &Call, _: &Params) -> Result<u64> {
+        Ok(self.network_id)
+    }
+
+    /// `net_peerCountByType`: `{"total": n}` and, per node type with connected peers, their
+    /// number (a Go map in the reference: keys in byte order). This node's protocol
+    /// exchanges no node types, so its peers count as `unknown`.
+    fn peer_count_by_type(&self, _: &Call, _: &Params) -> Result<BTreeMap<String, u64>> {
+        let mut counts = BTreeMap::from([("total".to_string(), 0)]);
+        for peer in self.peers.as_ref().map(|p| p.peers()).unwrap_or_default() {
+            *counts.entry(peer.network.node_type).or_default() += 1;
+            *counts.entry("total".to_string()).or_default() += 1;
+        }
+        Ok(counts)
     }
 
     fn version(&self, _: &Call, _: &Params) -> Result<String> {

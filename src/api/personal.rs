@@ -56,48 +56,56 @@ impl Namespace for PersonalApi {
             "personal_deriveAccount",
             [p("url", K::String), p("path", K::String), opt("pin", K::Bool)],
             "Derive an account of a hierarchical wallet",
+            "an error: keystore wallets derive nothing",
             Self::derive_account
         ),
         method!(
             "personal_ecRecover",
             [p("message", K::Bytes), p("signature", K::Bytes)],
             "The address that signed a message",
+            "string: the address",
             Self::ec_recover
         ),
         method!(
             "personal_importRawKey",
             [p("keydata", K::KeyData), p("passphrase", K::NewPassphrase)],
             "Import a raw private key; returns its address",
+            "string: the address",
             Self::import_raw_key
         ),
         method!(
             "personal_listAccounts",
             [],
             "The addresses of the keystore, sorted by key-file URL",
+            "array of addresses",
             Self::list_accounts
         ),
         method!(
             "personal_listWallets",
             [],
             "The keystore's wallets with their lock status",
+            "array of {url, status, accounts}",
             Self::list_wallets
         ),
         method!(
             "personal_lockAccount",
             [p("address", K::Address)],
             "Drop an unlocked key from memory",
+            "true for an account of the keystore, false otherwise",
             Self::lock_account
         ),
         method!(
             "personal_newAccount",
             [p("passphrase", K::NewPassphrase)],
             "Create a new key; returns its address",
+            "string: the address",
             Self::new_account
         ),
         method!(
             "personal_openWallet",
             [p("url", K::String), opt("passphrase", K::Passphrase)],
             "Open a wallet (a no-op for keystore wallets)",
+            "null",
             Self::open_wallet
         ),
         method!(
@@ -108,42 +116,49 @@ impl Namespace for PersonalApi {
                 p("newPassphrase", K::NewPassphrase)
             ],
             "Replace the key of an existing account",
+            "string: the address",
             Self::replace_raw_key
         ),
         method!(
             "personal_sendTransaction",
             [p("args", K::Object), p("passphrase", K::Passphrase)],
             "Sign a legacy transaction with a key file and submit it; its hash",
+            "string: the transaction hash",
             Self::send_transaction
         ),
         method!(
             "personal_signTransaction",
             [p("args", K::Object), p("passphrase", K::Passphrase)],
             "Sign a transaction (typeInt 0, 8 or 32) with a key file without sending it: {raw, tx}",
+            "object: raw (0x-hex) and tx",
             Self::sign_transaction
         ),
         method!(
             "personal_sendValueTransfer",
             [p("args", K::Object), p("passphrase", K::Passphrase)],
             "Sign a value transfer with a key file and submit it; its hash",
+            "string: the transaction hash",
             Self::send_value_transfer
         ),
         method!(
             "personal_sendAccountUpdate",
             [p("args", K::Object), p("passphrase", K::Passphrase)],
             "Sign an account update (a new account key) with a key file and submit it; its hash",
+            "string: the transaction hash",
             Self::send_account_update
         ),
         method!(
             "personal_sign",
             [p("message", K::Bytes), p("account", K::Address), p("password", K::Passphrase)],
             "Sign a message with a key file",
+            "string: the 65-byte signature, 0x-hex",
             Self::sign
         ),
         method!(
             "personal_unlockAccount",
             [p("address", K::Address), p("passphrase", K::Passphrase), opt("duration", K::Integer)],
             "Keep an account's key in memory for duration seconds (default 300, 0 = until shutdown)",
+            "true",
             Self::unlock_account
         ),
     ];
@@ -390,8 +405,8 @@ impl PersonalApi {
     /// `personal_sendTransaction(tx, passphrase)`: a legacy transaction (the spec) signed
     /// with the key file and submitted; its hash.
     fn send_transaction(&self, _: &Call, p: &Params) -> Result<HexOut> {
-        let chain = self.chain()?;
         let args = txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
         let pass = Zeroizing::new(p.required::<String>(1)?);
         if args.type_int != txargs::TYPE_LEGACY {
             return Err(super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
@@ -406,8 +421,8 @@ impl PersonalApi {
     /// `personal_signTransaction(tx, passphrase)`: the transaction (typeInt 0, 8 or 32)
     /// signed with the key file, not submitted: `{raw, tx}`.
     fn sign_transaction(&self, _: &Call, p: &Params) -> Result<SignedJson> {
-        let chain = self.chain()?;
         let args = txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
         let pass = Zeroizing::new(p.required::<String>(1)?);
         let key = self.key_file_key(args.from, &pass);
         Ok(SignedJson::new(&txargs::sign(chain, &args, key)?))
@@ -429,8 +444,8 @@ impl PersonalApi {
     }
 
     fn send_typed(&self, p: &Params, type_int: u64) -> Result<HexOut> {
-        let chain = self.chain()?;
         let args = txargs::TxArgs::typed(p.required(0)?, type_int)?;
+        let chain = self.chain()?;
         let pass = Zeroizing::new(p.required::<String>(1)?);
         // The account is looked up first (reference 3.4), then the arguments are built.
         self.known(args.from)?;

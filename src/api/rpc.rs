@@ -16,6 +16,7 @@ impl Namespace for RpcApi {
         "rpc_modules",
         [],
         "The modules this endpoint offers, each at version 1.0",
+        "object: module name to version",
         Self::modules
     )];
 }

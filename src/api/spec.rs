@@ -3,16 +3,21 @@
 //! ([`super::Namespace::METHODS`] and `SUBSCRIPTIONS`). `chainctl` builds its subcommands, its
 //! secret handling and the console's completion from it, and the man pages from those.
 
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use super::method::{specs, MethodSpec};
-use super::{admin, chain, contract, debug, logs, net, personal, rpc, txpool, web3};
+use super::{
+    admin, chain, consensus, contract, debug, logs, net, personal, recover, rpc, txpool, web3,
+};
 
 static METHODS: LazyLock<Vec<MethodSpec>> = LazyLock::new(|| {
     // Modules in alphabetical order, methods in each namespace's declared order.
     let mut v = Vec::new();
     v.extend(specs::<admin::AdminApi>());
     v.extend(specs::<chain::ChainApi>());
+    v.extend(specs::<consensus::ConsensusApi>());
+    v.extend(specs::<recover::RecoverApi>());
     v.extend(specs::<contract::ContractApi>());
     v.extend(specs::<logs::LogsApi>());
     v.extend(specs::<debug::DebugApi>());
@@ -42,6 +47,61 @@ pub fn modules() -> Vec<&'static str> {
     v
 }
 
+/// A module list (`--rpcapi`, `--wsapi`, the `apis` argument of `admin_startHTTP` and
+/// `admin_startWS`) resolved: what the endpoint offers, and the notes to log about names of
+/// the reference's modules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleList {
+    /// The modules of this node the endpoint offers (`rpc` is offered anyway).
+    pub offered: BTreeSet<String>,
+    /// One line per reference module name in the list: what it means here.
+    pub warnings: Vec<String>,
+}
+
+/// Resolves the comma-separated module list `text` (entries trimmed, empty ones dropped: an
+/// empty list offers only `rpc`). A module of this node is offered; a module of the reference
+/// that this node does not build under its name is accepted with a warning (`klay` offers
+/// `chain`, the others nothing, see [`super::reference::MODULES`]). Fails on any other name,
+/// with the text `-32000` answers and `chaind` prints: the unknown names and the known ones.
+pub fn resolve_modules(text: &str) -> Result<ModuleList, String> {
+    let ours = modules();
+    let mut list = ModuleList {
+        offered: BTreeSet::new(),
+        warnings: Vec::new(),
+    };
+    let mut unknown = Vec::new();
+    for name in text.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+        if ours.contains(&name) {
+            list.offered.insert(name.to_string());
+            continue;
+        }
+        match super::reference::MODULES.iter().find(|(m, _)| *m == name) {
+            Some((_, Some(served_as))) => {
+                list.offered.insert(served_as.to_string());
+                list.warnings.push(format!(
+                    "module {name} is the reference's name of this node's {served_as} module: {served_as} is offered"
+                ));
+            }
+            Some((_, None)) => list.warnings.push(format!(
+                "module {name} is a module of the reference node that this node does not build: ignored"
+            )),
+            None if !unknown.contains(&name) => unknown.push(name),
+            None => {}
+        }
+    }
+    if unknown.is_empty() {
+        return Ok(list);
+    }
+    let reference: Vec<&str> = super::reference::MODULES.iter().map(|(m, _)| *m).collect();
+    Err(format!(
+        "unknown module{} {} in the module list: this node's modules are {}; the reference's {} are accepted too (klay offers chain, the others nothing)",
+        if unknown.len() == 1 { "" } else { "s" },
+        unknown.join(", "),
+        ours.join(", "),
+        reference.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicBool;
@@ -68,6 +128,9 @@ mod tests {
         fn stop_ws(&self) -> Result<()> {
             Ok(())
         }
+        fn running(&self) -> super::super::admin::RunningEndpoints {
+            Default::default()
+        }
     }
 
     /// The table and what the node registers come from the same declarations: every name of
@@ -90,6 +153,8 @@ mod tests {
                 Arc::new(ChainFeeds::default()),
                 None,
             )),
+            consensus: Arc::new(consensus::ConsensusApi::new(None, None)),
+            recover: Arc::new(recover::RecoverApi::new(None)),
             contract: Arc::new(contract::ContractApi::new(None)),
             logs: Arc::new(logs::LogsApi::new(
                 None,
@@ -98,7 +163,10 @@ mod tests {
             net: Arc::new(net::NetApi::new(1, Arc::new(AtomicBool::new(false)))),
             personal: Arc::new(personal::PersonalApi::new(ks, unlocked, false)),
             rpc: Arc::new(rpc::RpcApi),
-            debug: Arc::new(debug::DebugApi::new(None)),
+            debug: Arc::new(debug::DebugApi::new(
+                None,
+                Arc::new(crate::metrics::Metrics::new(false)),
+            )),
             txpool: Arc::new(txpool::TxpoolApi::new(None)),
             web3: Arc::new(web3::Web3Api),
         };
@@ -131,6 +199,36 @@ mod tests {
     }
 
     #[test]
+    fn module_lists_take_ours_and_the_references_names_only() {
+        let list = resolve_modules(" chain, net ,,admin").unwrap();
+        assert_eq!(
+            list.offered.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["admin", "chain", "net"]
+        );
+        assert!(list.warnings.is_empty());
+        assert!(resolve_modules("").unwrap().offered.is_empty());
+        // The reference suite's list: klay offers chain, eth is accepted and offers nothing.
+        let list = resolve_modules("admin,eth,klay,net,personal,debug,web3,txpool").unwrap();
+        assert_eq!(
+            list.offered.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["admin", "chain", "debug", "net", "personal", "txpool", "web3"]
+        );
+        assert_eq!(
+            list.warnings,
+            [
+                "module eth is a module of the reference node that this node does not build: ignored",
+                "module klay is the reference's name of this node's chain module: chain is offered"
+            ]
+        );
+        assert_eq!(
+            resolve_modules("chain,nosuch,foo,nosuch").unwrap_err(),
+            "unknown modules nosuch, foo in the module list: this node's modules are admin, chain, debug, net, personal, rpc, txpool, web3; the reference's klay, eth, governance, istanbul, miner, shh, mainbridge, subbridge, chaindatafetcher, clique are accepted too (klay offers chain, the others nothing)"
+        );
+        // Names are exact: no case folding.
+        assert!(resolve_modules("Chain").is_err());
+    }
+
+    #[test]
     fn every_method_is_in_its_namespace_module_and_names_its_parameters() {
         for m in methods() {
             let (module, method) = m.name.split_once('_').expect("module_method");
@@ -146,6 +244,13 @@ mod tests {
             modules(),
             ["admin", "chain", "debug", "net", "personal", "rpc", "txpool", "web3"]
         );
+        for m in methods() {
+            assert!(
+                !m.returns.is_empty(),
+                "{} does not say what it returns",
+                m.name
+            );
+        }
         let sub = find("chain_subscribe").unwrap();
         assert_eq!(
             sub.summary,

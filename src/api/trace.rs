@@ -5,17 +5,16 @@
 //! ([`RawJson`]): a `Value` would sort the keys.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::error::{Error, Result};
-use super::goparams::field_error;
-use crate::chain::trace::{BlockTraces, Trace, TraceOptions, DEFAULT_TIMEOUT};
-use crate::exec::trace::{op_name, CallFrame, LogConfig, Mode, StructLog};
-use crate::rpc::{json_type, RawJson, RpcError};
+use super::goparams::{field_error, HashParam};
+use crate::chain::trace::{BlockTraces, StandardTrace, Trace, TraceOptions, DEFAULT_TIMEOUT};
+use crate::exec::trace::{op_name, CallFrame, FrameEnd, LogConfig, Mode, StructLog};
+use crate::rpc::{json_type, FromParam, RawJson, RpcError};
 
 /// The reference's predefined tracers: the ones a safe `debug_trace*` method may name.
 const PREDEFINED: &[&str] = &[
@@ -111,11 +110,11 @@ pub fn trace_options(v: Option<&Value>, i: usize) -> Result<TraceOptions> {
         }
     }
     let timeout = match timeout {
-        Some(t) => parse_duration(&t).map_err(server)?,
+        Some(t) => crate::duration::parse_go(&t).map_err(server)?,
         None => DEFAULT_TIMEOUT,
     };
     if let Some(t) = logger_timeout {
-        parse_duration(&t).map_err(server)?;
+        crate::duration::parse_go(&t).map_err(server)?;
     }
     let mode = match tracer.as_deref() {
         None => Mode::Steps(log),
@@ -130,82 +129,176 @@ pub fn trace_options(v: Option<&Value>, i: usize) -> Result<TraceOptions> {
     Ok(TraceOptions { mode, timeout })
 }
 
-/// A Go duration (`time.ParseDuration`: `300ms`, `-1.5h`, `2h45m`), with its error texts. A
-/// negative duration is zero: the deadline has passed already.
-pub fn parse_duration(orig: &str) -> std::result::Result<Duration, String> {
-    let quote = |s: &str| format!("{s:?}");
-    let invalid = || format!("time: invalid duration {}", quote(orig));
-    let mut s = orig;
-    let mut negative = false;
-    if let Some(rest) = s.strip_prefix('-') {
-        negative = true;
-        s = rest;
-    } else if let Some(rest) = s.strip_prefix('+') {
-        s = rest;
-    }
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    if s.is_empty() {
-        return Err(invalid());
-    }
-    let mut nanos: f64 = 0.0;
-    while !s.is_empty() {
-        let b = s.as_bytes();
-        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
-            return Err(invalid());
+/// The options of a standard-JSON trace (`debug_standardTraceBlockToFile`'s optional
+/// `config`, the reference's `StdTraceConfig`: the struct logger's `disableMemory` and
+/// `disableStack` honoured, `disableStorage`, `debug`, `limit` and `reexec` read and ignored
+/// as its JSON logger ignores them, and `txHash`, the one transaction to trace). Keys match
+/// without regard to case; type errors are the decoder's (-32602).
+pub fn std_trace_options(v: Option<&Value>, i: usize) -> Result<(LogConfig, Option<[u8; 32]>)> {
+    let invalid = |m: String| {
+        Error::Rpc(RpcError::invalid_params(format!(
+            "invalid argument {i}: {m}"
+        )))
+    };
+    let map = match v {
+        None | Some(Value::Null) => return Ok((LogConfig::default(), None)),
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            return Err(invalid(format!(
+                "json: cannot unmarshal {} into Go value of type tracers.StdTraceConfig",
+                json_type(other)
+            )))
         }
-        let int_len = b.iter().take_while(|c| c.is_ascii_digit()).count();
-        let (int, rest) = s.split_at(int_len);
-        s = rest;
-        let mut frac = "";
-        if let Some(rest) = s.strip_prefix('.') {
-            let n = rest.bytes().take_while(u8::is_ascii_digit).count();
-            frac = &rest[..n];
-            s = &rest[n..];
-            if int.is_empty() && frac.is_empty() {
-                return Err(invalid());
-            }
+    };
+    let mut log = LogConfig::default();
+    let mut tx = None;
+    for (key, value) in map {
+        if value.is_null() {
+            continue;
         }
-        if int.len() > 19 {
-            return Err(invalid());
-        }
-        let unit_len = s
-            .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map_or(s.len(), |(i, _)| i);
-        if unit_len == 0 {
-            return Err(format!("time: missing unit in duration {}", quote(orig)));
-        }
-        let (unit, rest) = s.split_at(unit_len);
-        s = rest;
-        let scale: f64 = match unit {
-            "ns" => 1.0,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => {
-                return Err(format!(
-                    "time: unknown unit {} in duration {}",
-                    quote(unit),
-                    quote(orig)
-                ))
-            }
+        let field = |name: &str, ty: &str| {
+            invalid(field_error("StdTraceConfig", name, json_type(value), ty))
         };
-        let number: f64 = format!("{}.{}0", if int.is_empty() { "0" } else { int }, frac)
-            .parse()
-            .map_err(|_| invalid())?;
-        nanos += number * scale;
-        if nanos > i64::MAX as f64 {
-            return Err(invalid());
+        let flag = |name: &str| value.as_bool().ok_or_else(|| field(name, "bool"));
+        match key.to_ascii_lowercase().as_str() {
+            "disablememory" => log.disable_memory = flag("DisableMemory")?,
+            "disablestack" => log.disable_stack = flag("DisableStack")?,
+            "disablestorage" => {
+                flag("DisableStorage")?;
+            }
+            "debug" => {
+                flag("Debug")?;
+            }
+            "limit" => match value {
+                Value::Number(n) if n.as_i64().is_some() => {}
+                Value::Number(n) => {
+                    return Err(invalid(field_error(
+                        "StdTraceConfig",
+                        "Limit",
+                        &format!("number {n}"),
+                        "int",
+                    )))
+                }
+                _ => return Err(field("Limit", "int")),
+            },
+            "reexec" => match value {
+                Value::Number(n) if n.as_u64().is_some() => {}
+                Value::Number(n) => {
+                    return Err(invalid(field_error(
+                        "StdTraceConfig",
+                        "Reexec",
+                        &format!("number {n}"),
+                        "uint64",
+                    )))
+                }
+                _ => return Err(field("Reexec", "uint64")),
+            },
+            "txhash" => {
+                // The hash decoder's texts, naming the struct field as Go's decoder does.
+                let HashParam(h) = HashParam::from_param(value).map_err(|m| {
+                    invalid(m.replace(
+                        "into Go value of type common.Hash",
+                        "into Go struct field StdTraceConfig.TxHash of type common.Hash",
+                    ))
+                })?;
+                // The zero hash names no transaction: the whole block is traced.
+                tx = (h != [0; 32]).then_some(h);
+            }
+            _ => {}
         }
     }
-    if negative {
-        return Ok(Duration::ZERO);
+    Ok((log, tx))
+}
+
+/// One transaction's standard-JSON trace as the reference's JSON logger writes it: a line per
+/// step (a step that failed after it was logged twice, the second time with its error), then,
+/// when the EVM ran, the end line `{output, gasUsed, error}`. As Go's encoder, `<`, `>` and
+/// `&` in strings are escaped.
+pub fn write_standard_trace(
+    t: &StandardTrace,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let mut line = |v: &StdLine<'_>| -> std::io::Result<()> {
+        let text = serde_json::to_string(v).expect("a trace line serializes");
+        let text = text
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026");
+        out.write_all(text.as_bytes())?;
+        out.write_all(b"\n")
+    };
+    for l in &t.steps {
+        line(&StdLine::Step {
+            log: l,
+            stack: l.stack.as_deref(),
+            memory: l.memory.as_deref(),
+            error: l.error.as_deref().unwrap_or(""),
+        })?;
+        if let Some(f) = &l.fault {
+            line(&StdLine::Step {
+                log: l,
+                stack: f.stack.as_deref(),
+                memory: f.memory.as_deref(),
+                error: &f.error,
+            })?;
+        }
     }
-    Ok(Duration::from_nanos(nanos as u64))
+    if let Some(end) = &t.end {
+        line(&StdLine::End(end))?;
+    }
+    Ok(())
+}
+
+/// A line of the JSON logger.
+enum StdLine<'a> {
+    /// A step (the reference's `StructLog`, in its field order) with the stack, memory and
+    /// error to show.
+    Step {
+        log: &'a StructLog,
+        stack: Option<&'a [revm::primitives::U256]>,
+        memory: Option<&'a [u8]>,
+        error: &'a str,
+    },
+    End(&'a FrameEnd),
+}
+
+impl Serialize for StdLine<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        match self {
+            StdLine::Step {
+                log,
+                stack,
+                memory,
+                error,
+            } => {
+                m.serialize_entry("pc", &log.pc)?;
+                m.serialize_entry("op", &log.op)?;
+                m.serialize_entry("gas", &format!("0x{:x}", log.gas))?;
+                m.serialize_entry("gasCost", &format!("0x{:x}", log.gas_cost))?;
+                m.serialize_entry(
+                    "memory",
+                    &format!("0x{}", hex::encode(memory.unwrap_or(&[]))),
+                )?;
+                m.serialize_entry("memSize", &log.mem_size)?;
+                let words: Option<Vec<String>> =
+                    stack.map(|st| st.iter().map(|w| format!("{w:#x}")).collect());
+                m.serialize_entry("stack", &words)?;
+                m.serialize_entry("depth", &log.depth)?;
+                m.serialize_entry("refund", &log.refund)?;
+                m.serialize_entry("opName", &op_name(log.op))?;
+                m.serialize_entry("error", error)?;
+            }
+            StdLine::End(end) => {
+                m.serialize_entry("output", &hex::encode(&end.output))?;
+                m.serialize_entry("gasUsed", &format!("0x{:x}", end.gas_used))?;
+                if let Some(e) = &end.error {
+                    m.serialize_entry("error", e)?;
+                }
+            }
+        }
+        m.end()
+    }
 }
 
 /// A trace as the reference's JSON.
@@ -283,7 +376,7 @@ impl Serialize for LogJson<'_> {
         m.serialize_entry("gas", &l.gas)?;
         m.serialize_entry("gasCost", &l.gas_cost)?;
         m.serialize_entry("depth", &l.depth)?;
-        if l.error {
+        if l.error.is_some() {
             // A Go error value: its fields are private, so it shows as an empty object.
             m.serialize_entry("error", &BTreeMap::<String, String>::new())?;
         }
@@ -356,38 +449,6 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn go_durations() {
-        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("300ms"), Ok(Duration::from_millis(300)));
-        assert_eq!(parse_duration(".5s"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("10\u{b5}s"), Ok(Duration::from_micros(10)));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert_eq!(parse_duration("-1s"), Ok(Duration::ZERO));
-        assert_eq!(
-            parse_duration("abc").unwrap_err(),
-            r#"time: invalid duration "abc""#
-        );
-        assert_eq!(
-            parse_duration("").unwrap_err(),
-            r#"time: invalid duration """#
-        );
-        assert_eq!(
-            parse_duration("10").unwrap_err(),
-            r#"time: missing unit in duration "10""#
-        );
-        assert_eq!(
-            parse_duration("10x").unwrap_err(),
-            r#"time: unknown unit "x" in duration "10x""#
-        );
-        assert_eq!(
-            parse_duration(".s").unwrap_err(),
-            r#"time: invalid duration ".s""#
-        );
-    }
-
-    #[test]
     fn trace_config_as_the_reference_decodes_it() {
         let opts = trace_options(None, 1).unwrap();
         assert_eq!(opts.mode, Mode::Steps(LogConfig::default()));
@@ -409,7 +470,7 @@ mod tests {
                 limit: 7
             })
         );
-        assert_eq!(opts.timeout, Duration::from_secs(2));
+        assert_eq!(opts.timeout, std::time::Duration::from_secs(2));
         assert_eq!(
             trace_options(Some(&json!({"tracer": "callTracer"})), 1)
                 .unwrap()
@@ -492,7 +553,10 @@ mod tests {
             gas: 100,
             gas_cost: 20,
             depth: 1,
-            error: true,
+            error: Some("out of gas".into()),
+            fault: None,
+            mem_size: 32,
+            refund: 0,
             stack: Some(vec![revm::primitives::U256::from(1)]),
             memory: Some(vec![0; 32]),
             storage: Some(std::sync::Arc::new(storage)),
@@ -516,6 +580,89 @@ mod tests {
                 word("00"),
                 word("07")
             )
+        );
+    }
+
+    /// The JSON logger's lines: numbers and hex as Go's encoder writes them, `<`, `>` and `&`
+    /// escaped, a failed step's stack shown as it was left.
+    #[test]
+    fn standard_json_lines_as_go_writes_them() {
+        use crate::exec::trace::Fault;
+        let log = StructLog {
+            pc: 7,
+            op: 0x01,
+            gas: 255,
+            gas_cost: 3,
+            depth: 2,
+            error: Some("stack underflow (0 <=> 2)".into()),
+            fault: Some(Box::new(Fault {
+                error: "a & b".into(),
+                stack: Some(vec![revm::primitives::U256::from(0x1f)]),
+                memory: Some(vec![0xab]),
+            })),
+            mem_size: 64,
+            refund: 4800,
+            stack: Some(vec![revm::primitives::U256::ZERO]),
+            memory: None,
+            storage: None,
+            computation: 0,
+            computation_cost: 0,
+        };
+        let t = StandardTrace {
+            index: 0,
+            tx_hash: [0; 32],
+            steps: vec![log],
+            end: Some(FrameEnd {
+                output: vec![0xbe, 0xef],
+                gas_used: 26,
+                error: None,
+            }),
+        };
+        let mut out = Vec::new();
+        write_standard_trace(&t, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            concat!(
+                r#"{"pc":7,"op":1,"gas":"0xff","gasCost":"0x3","memory":"0x","memSize":64,"stack":["0x0"],"depth":2,"refund":4800,"opName":"ADD","error":"stack underflow (0 \u003c=\u003e 2)"}"#,
+                "\n",
+                r#"{"pc":7,"op":1,"gas":"0xff","gasCost":"0x3","memory":"0xab","memSize":64,"stack":["0x1f"],"depth":2,"refund":4800,"opName":"ADD","error":"a \u0026 b"}"#,
+                "\n",
+                r#"{"output":"beef","gasUsed":"0x1a"}"#,
+                "\n"
+            )
+        );
+    }
+
+    #[test]
+    fn standard_trace_config_as_the_reference_decodes_it() {
+        let (log, tx) = std_trace_options(
+            Some(
+                &json!({"DISABLESTACK": true, "disableMemory": true, "limit": 3, "reexec": 1,
+                          "txHash": format!("0x{}", "ab".repeat(32)), "other": 1}),
+            ),
+            1,
+        )
+        .unwrap();
+        assert!(log.disable_stack && log.disable_memory && log.limit == 0);
+        assert_eq!(tx, Some([0xab; 32]));
+        let (_, tx) = std_trace_options(
+            Some(&json!({"txHash": format!("0x{}", "00".repeat(32))})),
+            1,
+        )
+        .unwrap();
+        assert_eq!(tx, None, "the zero hash names no transaction");
+        let e = |v: Value| RpcError::from(std_trace_options(Some(&v), 1).unwrap_err()).message;
+        assert_eq!(
+            e(json!("x")),
+            "invalid argument 1: json: cannot unmarshal string into Go value of type tracers.StdTraceConfig"
+        );
+        assert_eq!(
+            e(json!({"limit": "x"})),
+            "invalid argument 1: json: cannot unmarshal string into Go struct field StdTraceConfig.Limit of type int"
+        );
+        assert_eq!(
+            e(json!({"txHash": 5})),
+            "invalid argument 1: json: cannot unmarshal non-string into Go struct field StdTraceConfig.TxHash of type common.Hash"
         );
     }
 }

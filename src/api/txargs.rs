@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::error::{AccountError, Error, Result};
+use super::goparams::Member;
 use crate::chain::Chain;
 use crate::crypto::{Address, SecretKey};
 use crate::rpc::RpcError;
@@ -28,69 +29,55 @@ fn invalid(msg: impl Into<String>) -> Error {
     Error::Rpc(RpcError::invalid_params(msg.into()))
 }
 
-/// A 0x-hex quantity of at most 256 bits (no leading zeros), or the error naming `field`.
-pub fn quantity(field: &str, v: &Value) -> Result<U256> {
-    let bad = || {
-        invalid(format!(
-            "invalid argument 0: {field}: a 0x hex quantity, not {v}"
-        ))
-    };
-    let s = v.as_str().ok_or_else(bad)?;
-    let hex = s.strip_prefix("0x").ok_or_else(bad)?;
-    if hex.is_empty() || hex.len() > 64 || (hex.len() > 1 && hex.starts_with('0')) {
-        return Err(bad());
+/// A member of the reference's `SendTxArgs`, decoded with Go's texts.
+fn member(name: &str) -> Member<'_> {
+    Member {
+        strukt: "SendTxArgs",
+        name,
     }
-    let bytes = hex::decode(format!("{hex:0>64}")).map_err(|_| bad())?;
-    Ok(bytes.try_into().expect("32 bytes"))
 }
 
-/// A 0x-hex quantity of at most 64 bits.
+fn arg0(m: String) -> Error {
+    invalid(format!("invalid argument 0: {m}"))
+}
+
+/// A 0x-hex quantity of at most 256 bits (`*hexutil.Big`), or Go's error naming `field`.
+pub fn quantity(field: &str, v: &Value) -> Result<U256> {
+    member(field).big(v).map_err(arg0)
+}
+
+/// A 0x-hex quantity of at most 64 bits (`hexutil.Uint64`).
 pub fn quantity_u64(field: &str, v: &Value) -> Result<u64> {
-    let q = quantity(field, v)?;
-    if q[..24].iter().any(|&b| b != 0) {
-        return Err(invalid(format!(
-            "invalid argument 0: {field}: more than 64 bits"
-        )));
-    }
-    Ok(u64::from_be_bytes(q[24..].try_into().expect("8 bytes")))
+    member(field).uint64(v).map_err(arg0)
 }
 
 fn address(field: &str, v: &Value) -> Result<Address> {
-    v.as_str()
-        .and_then(Address::parse_lenient)
-        .ok_or_else(|| invalid(format!("invalid argument 0: {field}: not an address")))
+    member(field).address(v).map_err(arg0)
 }
 
 fn bytes(field: &str, v: &Value) -> Result<Vec<u8>> {
-    v.as_str()
-        .and_then(|s| s.strip_prefix("0x"))
-        .and_then(|h| hex::decode(h).ok())
-        .ok_or_else(|| {
-            invalid(format!(
-                "invalid argument 0: {field}: 0x-prefixed hex bytes, not {v}"
-            ))
-        })
+    member(field).bytes(v).map_err(arg0)
 }
 
-/// `codeFormat`: a JSON number of at most a byte.
+/// `codeFormat`: a JSON number of at most a byte (`params.CodeFormat`).
 fn code_format(v: &Value) -> Result<u8> {
-    v.as_u64()
-        .and_then(|n| u8::try_from(n).ok())
-        .ok_or_else(|| {
-            invalid(format!(
-                "invalid argument 0: json: cannot unmarshal {v} into Go struct field SendTxArgs.codeFormat of type params.CodeFormat"
-            ))
-        })
+    member("codeFormat")
+        .integer(v, "params.CodeFormat", u8::MAX.into())
+        .map(|n| n as u8)
+        .map_err(arg0)
 }
 
 /// `humanReadable`: a JSON boolean.
 fn human_readable(v: &Value) -> Result<bool> {
-    v.as_bool().ok_or_else(|| {
-        invalid(format!(
-            "invalid argument 0: json: cannot unmarshal {v} into Go struct field SendTxArgs.humanReadable of type bool"
-        ))
-    })
+    member("humanReadable").boolean(v).map_err(arg0)
 }
+
+/// Every transaction type the reference defines (`types.TxType`); any other `typeInt` is its
+/// `undefined tx type`.
+const REFERENCE_TYPES: &[u64] = &[
+    0, 8, 9, 10, 16, 17, 18, 32, 33, 34, 40, 41, 42, 48, 49, 50, 56, 57, 58, 72, 73, 74, 30721,
+    30722,
+];
 
 /// The members of the general transaction object, in the reference's declaration order,
 /// with the declaration text its member checks quote.
@@ -182,9 +169,10 @@ impl TxArgs {
     /// Unknown members are ignored, as the reference ignores them.
     pub fn general(v: Value) -> Result<TxArgs> {
         let Value::Object(given) = v else {
-            return Err(invalid(
-                "invalid argument 0: the transaction must be a JSON object",
-            ));
+            return Err(arg0(crate::rpc::go_type_error(
+                crate::rpc::json_type(&v),
+                "api.SendTxArgs",
+            )));
         };
         // Member names match whatever their case, as the reference's JSON decoding does (an
         // exact match wins over one that differs only in case).
@@ -202,19 +190,46 @@ impl TxArgs {
             }
             members.insert(canonical, value);
         }
-        let type_int = match members.remove("typeInt") {
-            None => TYPE_LEGACY,
-            Some(t) => t.as_u64().ok_or_else(|| {
-                invalid(format!("invalid argument 0: typeInt: a number, not {t}"))
-            })?,
+        // Every given value must be of its kind, whatever the type then does with it; Go's
+        // decoder stops at the first member that does not decode, in the object's order.
+        for (name, v) in &members {
+            match name.as_str() {
+                "typeInt" => {
+                    member("typeInt")
+                        .integer(v, "types.TxType", u16::MAX.into())
+                        .map_err(arg0)?;
+                }
+                "from" | "to" | "feePayer" => {
+                    address(name, v)?;
+                }
+                "gas" | "nonce" => {
+                    quantity_u64(name, v)?;
+                }
+                "gasPrice" | "maxPriorityFeePerGas" | "maxFeePerGas" | "value" | "chainId" => {
+                    quantity(name, v)?;
+                }
+                "data" | "input" | "key" => {
+                    bytes(name, v)?;
+                }
+                "codeFormat" => {
+                    code_format(v)?;
+                }
+                "humanReadable" => {
+                    human_readable(v)?;
+                }
+                _ => {}
+            }
+        }
+        let type_int = members
+            .remove("typeInt")
+            .and_then(|t| t.as_u64())
+            .unwrap_or(TYPE_LEGACY);
+        // `from` left out is the zero address, as Go leaves it; the keystore does not hold it
+        // (`unknown account`, after the argument checks).
+        let from = match members.remove("from") {
+            Some(v) => address("from", &v)?,
+            None => Address([0; 20]),
         };
-        let from = address(
-            "from",
-            members
-                .get("from")
-                .ok_or_else(|| invalid("invalid argument 0: from: missing"))?,
-        )?;
-        members.remove("from");
         members.remove("signatures");
         let args = TxArgs {
             type_int,
@@ -222,32 +237,6 @@ impl TxArgs {
             members,
             member_checks: true,
         };
-        // Every given value must be of its kind, whatever the type then does with it.
-        for (name, _) in MEMBERS {
-            if let Some(v) = args.members.get(*name) {
-                match *name {
-                    "to" | "feePayer" => {
-                        address(name, v)?;
-                    }
-                    "gas" | "nonce" => {
-                        quantity_u64(name, v)?;
-                    }
-                    "gasPrice" | "maxPriorityFeePerGas" | "maxFeePerGas" | "value" | "chainId" => {
-                        quantity(name, v)?;
-                    }
-                    "data" | "input" | "key" => {
-                        bytes(name, v)?;
-                    }
-                    "codeFormat" => {
-                        code_format(v)?;
-                    }
-                    "humanReadable" => {
-                        human_readable(v)?;
-                    }
-                    _ => {}
-                }
-            }
-        }
         Ok(args)
     }
 
@@ -256,9 +245,10 @@ impl TxArgs {
     /// general object of `type_int`.
     pub fn typed(v: Value, type_int: u64) -> Result<TxArgs> {
         let Value::Object(members) = v else {
-            return Err(invalid(
-                "invalid argument 0: the transaction must be a JSON object",
-            ));
+            return Err(arg0(crate::rpc::go_type_error(
+                crate::rpc::json_type(&v),
+                "api.SendTxArgs",
+            )));
         };
         let keep: &[&str] = if type_int == TYPE_VALUE_TRANSFER {
             &["from", "to", "value", "gas", "gasPrice", "nonce"]
@@ -400,6 +390,9 @@ impl TxArgs {
                         signatures: Vec::new(),
                     })
                 }
+            }
+            other if !REFERENCE_TYPES.contains(&other) => {
+                return Err(AccountError::Args("undefined tx type".into()).into())
             }
             other => {
                 return Err(invalid(format!(

@@ -41,18 +41,21 @@ impl Namespace for TxpoolApi {
             "txpool_status",
             [],
             "How many transactions are pending and queued",
+            "object: pending, queued (0x quantities)",
             Self::status
         ),
         method!(
             "txpool_content",
             [],
             "The pending and queued transactions, by sender and nonce",
+            "object: pending, queued, by sender and nonce",
             Self::content
         ),
         method!(
             "txpool_inspect",
             [],
             "A one-line summary of each pooled transaction, by sender and nonce",
+            "object: pending, queued, by sender and nonce",
             Self::inspect
         ),
     ];

@@ -27,12 +27,14 @@ impl Namespace for Web3Api {
             "web3_clientVersion",
             [],
             "The node's name and version",
+            "string",
             Self::client_version
         ),
         method!(
             "web3_sha3",
             [p("data", K::Bytes)],
             "Keccak-256 of the given bytes",
+            "string: 32 bytes, 0x-hex",
             Self::sha3
         ),
     ];

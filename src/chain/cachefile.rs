@@ -16,7 +16,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::trie::cache::{NodeCache, SavedNodes};
 
@@ -245,6 +245,14 @@ impl std::fmt::Debug for Saved {
     }
 }
 
+/// How far a save has come: the entries it writes, and those written so far (updated every
+/// 65,536 entries and at the end).
+#[derive(Debug, Default)]
+pub struct SaveProgress {
+    pub total: AtomicU64,
+    pub written: AtomicU64,
+}
+
 /// Writes `cache` to `<datadir>/fastcache` for the chain of `genesis`. `stop` set abandons
 /// the save (nothing is left behind). Returns the nodes and bytes written.
 pub fn save(
@@ -253,7 +261,22 @@ pub fn save(
     genesis: &[u8; 32],
     stop: &AtomicBool,
 ) -> Result<(u64, u64), String> {
+    save_with_progress(cache, datadir, genesis, stop, &SaveProgress::default())
+}
+
+/// [`save`], reporting its progress into `progress`.
+pub fn save_with_progress(
+    cache: &NodeCache,
+    datadir: &Path,
+    genesis: &[u8; 32],
+    stop: &AtomicBool,
+    progress: &SaveProgress,
+) -> Result<(u64, u64), String> {
     let entries = cache.entries();
+    progress.written.store(0, Ordering::Relaxed);
+    progress
+        .total
+        .store(entries.len() as u64, Ordering::Relaxed);
     let mut random = [0u8; 6];
     getrandom::getrandom(&mut random).map_err(|e| e.to_string())?;
     let temp = datadir.join(format!(".{DIR_NAME}.tmp-{}", hex::encode(random)));
@@ -275,8 +298,11 @@ pub fn save(
         let mut crc = crc32fast::Hasher::new();
         let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
         for (i, (hash, node)) in entries.iter().enumerate() {
-            if i % 65_536 == 0 && stop.load(Ordering::Relaxed) {
-                return Err("stopped: the node is shutting down".to_string());
+            if i % 65_536 == 0 {
+                if stop.load(Ordering::Relaxed) {
+                    return Err("stopped: the node is shutting down".to_string());
+                }
+                progress.written.store(i as u64, Ordering::Relaxed);
             }
             buf.extend_from_slice(hash);
             buf.extend_from_slice(&(node.len() as u32).to_be_bytes());
@@ -290,6 +316,9 @@ pub fn save(
         crc.update(&buf);
         w.write_all(&buf).map_err(io)?;
         w.flush().map_err(io)?;
+        progress
+            .written
+            .store(entries.len() as u64, Ordering::Relaxed);
         drop(w);
         {
             use std::os::unix::fs::FileExt;

@@ -24,6 +24,14 @@ pub enum ExportError {
     FirstAfterLast { first: u64, last: u64 },
     #[error("export failed on #{0}: not found")]
     NotFound(u64),
+    /// A file operation failed: `<op> <path>: <why>` ([`io_error`]), `op` being `open`
+    /// (creating the file), `write` or `link` (giving it its name).
+    #[error("{}", io_error(op, path, source))]
+    File {
+        op: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Io(String),
     #[error("export stopped: the node is shutting down")]
@@ -34,7 +42,12 @@ pub enum ExportError {
 
 /// An I/O error as the reference words it: `<op> <path>: <error in lower case>`.
 pub fn io_error(op: &str, path: &Path, e: &std::io::Error) -> String {
-    let text = match e.kind() {
+    format!("{op} {}: {}", path.display(), io_text(e))
+}
+
+/// An I/O error's text as Go's `os` package words it: lower case, no `(os error N)`.
+pub fn io_text(e: &std::io::Error) -> String {
+    match e.kind() {
         std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
         std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
         std::io::ErrorKind::AlreadyExists => "file exists".to_string(),
@@ -45,8 +58,7 @@ pub fn io_error(op: &str, path: &Path, e: &std::io::Error) -> String {
                 None => t,
             }
         }
-    };
-    format!("{op} {}: {text}", path.display())
+    }
 }
 
 /// The range an export covers: `first` (default 0) to `last` (default the head).
@@ -166,7 +178,11 @@ fn export_in_segments(
         .create_new(true)
         .open(&temp.path)
         // The reference names the file it was asked for.
-        .map_err(|e| ExportError::Io(io_error("open", path, &e)))?;
+        .map_err(|source| ExportError::File {
+            op: "open",
+            path: path.to_path_buf(),
+            source,
+        })?;
     let gzip = path.to_string_lossy().ends_with(".gz");
     let mut out: Box<dyn Write> = if gzip {
         Box::new(flate2::write::GzEncoder::new(
@@ -177,7 +193,11 @@ fn export_in_segments(
         Box::new(std::io::BufWriter::with_capacity(1 << 20, &file))
     };
     let total = last - first + 1;
-    let write_err = |e: std::io::Error| ExportError::Io(io_error("write", path, &e));
+    let write_err = |source: std::io::Error| ExportError::File {
+        op: "write",
+        path: path.to_path_buf(),
+        source,
+    };
     // The range is cut into segments that every core reads and encodes from one shared
     // read transaction; this thread writes them in order. Reading and re-encoding the blocks
     // costs several times what writing their bytes does, so it is the part spread out.
@@ -233,9 +253,13 @@ fn export_in_segments(
     drop(out);
     file.sync_all().map_err(write_err)?;
     let bytes = file.metadata().map_err(write_err)?.len();
-    std::fs::hard_link(&temp.path, path).map_err(|e| match e.kind() {
+    std::fs::hard_link(&temp.path, path).map_err(|source| match source.kind() {
         std::io::ErrorKind::AlreadyExists => ExportError::Exists,
-        _ => ExportError::Io(io_error("link", path, &e)),
+        _ => ExportError::File {
+            op: "link",
+            path: path.to_path_buf(),
+            source,
+        },
     })?;
     drop(temp);
     let _ = crate::datadir::atomic::sync_dir(&dir);
@@ -386,6 +410,13 @@ mod tests {
         let err = export_in_segments(&chain, &path, (Some(0), Some(12)), &stop, &mut |_, _| {}, 2)
             .unwrap_err();
         assert_eq!(err.to_string(), "export failed on #9: not found");
+        assert!(!path.exists());
+        // Stopped (SIGINT in chaind export): no file, and no partial one either.
+        let path = dir.path().join("stopped.rlp");
+        let stopped = AtomicBool::new(true);
+        let err = export_in_segments(&chain, &path, (None, None), &stopped, &mut |_, _| {}, 2)
+            .unwrap_err();
+        assert!(matches!(err, ExportError::Stopped), "{err}");
         assert!(!path.exists());
         let temps = std::fs::read_dir(dir.path())
             .unwrap()

@@ -28,6 +28,40 @@ pub const DEV_CHAIN_ID: u64 = 1000;
 /// The dev chain's unit price (DECISIONS.md: the pre-Magma rule, gas price = unit price).
 pub const DEV_UNIT_PRICE: u64 = 25_000_000_000;
 
+/// The reference's hard forks, each active or not, as this chain runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Forks {
+    pub istanbul: bool,
+    pub london: bool,
+    pub eth_tx_type: bool,
+    pub magma: bool,
+    pub kore: bool,
+    pub shanghai: bool,
+    pub cancun: bool,
+    pub dragon: bool,
+    pub randao: bool,
+    /// Whether the block is the KIP-103 (treasury rebalance) block.
+    pub kip103: bool,
+}
+
+/// The forks of every block of every chain here: a genesis names no fork blocks, so the
+/// rules never change. The EVM is the reference's Cancun-compatible fork (`exec::SPEC`),
+/// which carries the Istanbul, London, Kore and Shanghai ones; gas is priced by the unit price
+/// (before Magma); there are no Ethereum transaction types (no EthTxType) and headers carry
+/// no base fee or randomness (no Magma, no Randao); nothing of Dragon or KIP-103 is built.
+pub const FORKS: Forks = Forks {
+    istanbul: true,
+    london: true,
+    eth_tx_type: false,
+    magma: false,
+    kore: true,
+    shanghai: true,
+    cancun: true,
+    dragon: false,
+    randao: false,
+    kip103: false,
+};
+
 /// A balance: 256 bits, big-endian.
 pub type Balance = [u8; 32];
 
@@ -137,6 +171,31 @@ impl Genesis {
         h.finalize().into()
     }
 
+    /// The genesis as a file that [`Genesis::parse`] reads back to the same value: what
+    /// `chaind --dev import` keeps in a data directory, as `chaind init` keeps its file.
+    pub fn to_json(&self) -> String {
+        let alloc: serde_json::Map<String, serde_json::Value> = self
+            .alloc
+            .iter()
+            .map(|(a, b)| {
+                (
+                    a.to_string(),
+                    serde_json::json!({ "balance": hex_quantity(b) }),
+                )
+            })
+            .collect();
+        let mut file = serde_json::json!({
+            "config": { "chainId": self.chain_id, "unitPrice": self.unit_price },
+            "networkId": self.network_id,
+            "timestamp": self.timestamp,
+            "alloc": alloc,
+        });
+        if let Some(v) = self.validator {
+            file["validator"] = serde_json::Value::String(v.to_string());
+        }
+        serde_json::to_string_pretty(&file).expect("a genesis serializes") + "\n"
+    }
+
     /// The built-in `--dev` genesis: `validator` sealing and funded with `balance`.
     pub fn dev(validator: Address, balance: Balance) -> Genesis {
         Genesis {
@@ -148,6 +207,13 @@ impl Genesis {
             alloc: BTreeMap::from([(validator, balance)]),
         }
     }
+}
+
+/// `0x` and the hex digits of `b` without leading zeros (`0x0` for zero).
+fn hex_quantity(b: &Balance) -> String {
+    let digits = hex::encode(b);
+    let digits = digits.trim_start_matches('0');
+    format!("0x{}", if digits.is_empty() { "0" } else { digits })
 }
 
 /// `0x` + 40 hex digits (any case).
@@ -224,6 +290,17 @@ mod tests {
         let mut b = [0u8; 32];
         b[16..].copy_from_slice(&n.to_be_bytes());
         b
+    }
+
+    #[test]
+    fn a_written_genesis_reads_back_the_same() {
+        let mut g = Genesis::dev(parse_address(ADDR).unwrap(), be(10u128.pow(27)));
+        g.chain_id = 2019;
+        g.network_id = 7;
+        assert_eq!(Genesis::parse(g.to_json().as_bytes()).unwrap(), g);
+        g.validator = None;
+        g.alloc.clear();
+        assert_eq!(Genesis::parse(g.to_json().as_bytes()).unwrap(), g);
     }
 
     #[test]

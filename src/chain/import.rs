@@ -17,8 +17,8 @@
 //! last partial one), nothing of it or after it.
 
 use std::collections::HashMap;
-use std::io::BufRead;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{BufRead, Read};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::db::{BlockWrite, Hash};
 use super::run::{state_source, BlockRun};
@@ -427,11 +427,39 @@ impl Ready {
     }
 }
 
+/// What a caller sees of a long import, and how it stops it.
+#[derive(Clone, Copy)]
+pub struct Watch<'a> {
+    /// Set from outside: no block is checked after it, and the blocks checked by then are
+    /// stored (whole blocks, each chunk in one database transaction), so the import ends
+    /// within a chunk's storing however large the batch.
+    pub stop: &'a AtomicBool,
+    /// Raised by every block done: skipped because the chain has it, or stored.
+    pub done: &'a AtomicU64,
+}
+
 impl Chain {
     /// Checks and stores `blocks` (consecutive, in order), skipping those the chain has.
     /// Fails with the reason (the reference's `unknown ancestor`, or what is wrong with which
-    /// block) and stores nothing of the batch then.
+    /// block); the blocks before the failing one are stored.
     pub fn insert_blocks(&self, blocks: &[Block]) -> Result<Imported, String> {
+        let (never, done) = (AtomicBool::new(false), AtomicU64::new(0));
+        self.insert_blocks_watched(
+            blocks,
+            Watch {
+                stop: &never,
+                done: &done,
+            },
+        )
+    }
+
+    /// [`Chain::insert_blocks`], stopped early by `watch.stop` (then `Ok` with the blocks
+    /// stored by then) and counting the blocks done in `watch.done`.
+    pub fn insert_blocks_watched(
+        &self,
+        blocks: &[Block],
+        watch: Watch<'_>,
+    ) -> Result<Imported, String> {
         let _sealing = self.sealing.lock().unwrap_or_else(|p| p.into_inner());
         let head = self.head();
         let mut out = Imported::default();
@@ -450,6 +478,7 @@ impl Chain {
             out.known += 1;
             start += 1;
         }
+        watch.done.fetch_add(out.known, Ordering::Relaxed);
         let blocks = &blocks[start..];
         let Some(first) = blocks.first() else {
             return Ok(out);
@@ -499,12 +528,13 @@ impl Chain {
             let (to_store, chunks) = std::sync::mpsc::sync_channel::<(Vec<Ready>, Head)>(1);
             let stop = &stop;
             let store = spawn_named(s, "import-store", move || {
-                self.store_chunks(blocks, chunks, key, validator, stop)
+                self.store_chunks(blocks, chunks, key, validator, stop, watch.done)
             });
             let mut chunk: Vec<Ready> = Vec::new();
             let mut chunk_bytes = 0usize;
             let result = with_recovered(blocks, seals, |i, rec| {
-                if stop.load(Ordering::Relaxed) {
+                // Told to stop: the blocks checked so far are stored below, and no more.
+                if stop.load(Ordering::Relaxed) || watch.stop.load(Ordering::Relaxed) {
                     return Err(None);
                 }
                 let r = self
@@ -595,6 +625,7 @@ impl Chain {
         key: Option<seal_batch::Key>,
         validator: Address,
         stop: &AtomicBool,
+        done: &AtomicU64,
     ) -> Stored {
         let first_number = blocks.first().map_or(0, |b| b.header.number);
         // Two stages: one thread checks a chunk's seals while this one stores the chunk
@@ -625,7 +656,7 @@ impl Chain {
                     }
                 }
             });
-            self.store_checked(blocks, checked, stop)
+            self.store_checked(blocks, checked, stop, done)
         })
     }
 
@@ -637,6 +668,7 @@ impl Chain {
         blocks: &[Block],
         checked: std::sync::mpsc::Receiver<(Vec<Ready>, Head, usize, usize, Option<String>)>,
         stop: &AtomicBool,
+        done: &AtomicU64,
     ) -> Stored {
         let mut new = 0usize;
         for (chunk, head, at, good, false_seal) in checked {
@@ -661,6 +693,8 @@ impl Chain {
                     };
                 }
                 new += good;
+                self.count_imported(good, chunk[..good].iter().map(|r| r.tx_hashes.len()).sum());
+                done.fetch_add(good as u64, Ordering::Relaxed);
                 let last = &chunk[good - 1];
                 // The new head's nodes are the ones the next blocks will read; the nodes of
                 // the chunk's earlier blocks would only push them out of the cache.
@@ -897,17 +931,34 @@ pub fn next_item(r: &mut impl BufRead) -> Result<Option<Vec<u8>>, String> {
     Ok(Some(item))
 }
 
+/// What [`import_stream`] says when its stop flag ends it.
+pub const STOPPED: &str = "import stopped: the node is shutting down";
+
 /// The import loop of `admin_importChain` and `chaind import`: blocks read from `r` in
 /// batches of [`BATCH`], each batch checked and stored (or skipped when the chain has all of
 /// it). `progress(imported)` is called after each batch. Errors are the reference's:
 /// `block <index>: failed to parse: <why>` and `batch <b>: failed to insert: <why>`;
-/// earlier batches stay imported.
+/// earlier batches stay imported. `stop` set ends it with [`STOPPED`] once the blocks
+/// checked by then are stored (see [`Watch`]).
 pub fn import_stream(
     chain: &Chain,
     r: &mut (impl BufRead + Send),
     stop: &AtomicBool,
     progress: &mut dyn FnMut(Imported),
 ) -> Result<Imported, String> {
+    let done = AtomicU64::new(0);
+    import_stream_watched(chain, r, Watch { stop, done: &done }, progress)
+}
+
+/// [`import_stream`], counting the blocks done (skipped or stored) in `watch.done` as they
+/// are, for a progress bar finer than the batches.
+pub fn import_stream_watched(
+    chain: &Chain,
+    r: &mut (impl BufRead + Send),
+    watch: Watch<'_>,
+    progress: &mut dyn FnMut(Imported),
+) -> Result<Imported, String> {
+    let stop = watch.stop;
     // A second thread reads and decodes the next batch while this one imports the last.
     // It sends each batch with, when the stream ended in a block that cannot be read, the
     // reason and the block's index (the batch then holds the blocks before it).
@@ -944,15 +995,19 @@ pub fn import_stream(
         });
         for (batch_no, (batch, failed)) in rx.into_iter().enumerate() {
             if stop.load(Ordering::Relaxed) {
-                return Err("import stopped: the node is shutting down".to_string());
+                return Err(STOPPED.to_string());
             }
             if !batch.is_empty() {
                 let got = chain
-                    .insert_blocks(&batch)
+                    .insert_blocks_watched(&batch, watch)
                     .map_err(|e| format!("batch {batch_no}: failed to insert: {e}"))?;
                 total.new += got.new;
                 total.known += got.known;
                 progress(total);
+                // Stopped within the batch: what was checked is stored, the rest is not.
+                if stop.load(Ordering::Relaxed) {
+                    return Err(STOPPED.to_string());
+                }
             }
             if let Some((index, e)) = failed {
                 // The blocks read before the bad one were imported first.
@@ -964,6 +1019,44 @@ pub fn import_stream(
         }
         Ok(total)
     })
+}
+
+/// The number of RLP items in the `size` bytes of `r`, found by reading each item's length
+/// and skipping its payload (within the buffer when it can); `None` when `stop` is set, the
+/// stream fails, or an item runs past the end (the import then says why). What a progress
+/// bar shows as the total.
+pub fn count_items<R: Read + std::io::Seek>(
+    r: &mut std::io::BufReader<R>,
+    size: u64,
+    stop: &AtomicBool,
+) -> Option<u64> {
+    let (mut count, mut pos) = (0u64, 0u64);
+    while pos < size {
+        if count % 4096 == 0 && stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut first = [0u8; 1];
+        r.read_exact(&mut first).ok()?;
+        let b = first[0];
+        let (head, len) = match b {
+            0x00..=0x7f => (1, 0),
+            0x80..=0xb7 => (1, u64::from(b - 0x80)),
+            0xc0..=0xf7 => (1, u64::from(b - 0xc0)),
+            0xb8..=0xbf | 0xf8..=0xff => {
+                let len_of_len = usize::from(if b >= 0xf8 { b - 0xf7 } else { b - 0xb7 });
+                let mut l = [0u8; 8];
+                r.read_exact(&mut l[8 - len_of_len..]).ok()?;
+                (1 + len_of_len as u64, u64::from_be_bytes(l))
+            }
+        };
+        pos = pos.checked_add(head)?.checked_add(len)?;
+        if pos > size {
+            return None;
+        }
+        r.seek_relative(i64::try_from(len).ok()?).ok()?;
+        count += 1;
+    }
+    Some(count)
 }
 
 #[cfg(test)]
@@ -1384,6 +1477,47 @@ mod tests {
         );
         assert_eq!(head, 0);
         assert!(!batched);
+    }
+
+    #[test]
+    fn a_watched_import_counts_every_block_done_and_a_stop_checks_no_more() {
+        let v = key(0x46);
+        let blocks = empty_blocks(&v, 40, |_| v.clone(), |_, _| {});
+        let (_dir, chain) = fresh_chain(&v);
+        let (stop, done) = (AtomicBool::new(false), AtomicU64::new(0));
+        let watch = Watch {
+            stop: &stop,
+            done: &done,
+        };
+        let r = chain.insert_blocks_watched(&blocks[..30], watch).unwrap();
+        assert_eq!(r, Imported { new: 30, known: 0 });
+        assert_eq!(done.load(Ordering::Relaxed), 30);
+        // Stopped before it starts: the blocks the chain has are still skipped and counted,
+        // and nothing after them is checked or stored.
+        stop.store(true, Ordering::Relaxed);
+        let r = chain.insert_blocks_watched(&blocks, watch).unwrap();
+        assert_eq!(r, Imported { new: 0, known: 30 });
+        assert_eq!(done.load(Ordering::Relaxed), 60);
+        assert_eq!(chain.head_number(), 30);
+        // The stream says it stopped, and leaves the chain as it was.
+        let mut file: Vec<u8> = blocks.iter().flat_map(|b| b.encode()).collect();
+        let e = import_stream(&chain, &mut file.as_slice(), &stop, &mut |_| {}).unwrap_err();
+        assert_eq!(e, STOPPED);
+        assert_eq!(chain.head_number(), 30);
+        stop.store(false, Ordering::Relaxed);
+        let r = import_stream(&chain, &mut file.as_slice(), &stop, &mut |_| {}).unwrap();
+        assert_eq!(r, Imported { new: 10, known: 30 });
+        // Counting the file's blocks without decoding them; a cut one gives no count.
+        let count = |bytes: &[u8]| {
+            let mut r = std::io::BufReader::with_capacity(64, std::io::Cursor::new(bytes));
+            count_items(&mut r, bytes.len() as u64, &AtomicBool::new(false))
+        };
+        assert_eq!(count(&file), Some(40));
+        assert_eq!(count(&[]), Some(0));
+        assert_eq!(count(&[0x05, 0x82, 0xaa, 0xbb, 0xc1, 0x01]), Some(3));
+        file.pop();
+        assert_eq!(count(&file), None);
+        assert_eq!(count(&[0xb9, 0x01]), None);
     }
 
     #[test]

@@ -95,8 +95,13 @@ impl Chain {
     }
 
     /// `admin_stateMigrationStatus`.
+    /// (`migrationBlockNumber` is 0 unless a migration runs, as the reference's.)
     pub fn state_migration_status(&self) -> MigrationStatus {
-        self.migration_status_mut().clone()
+        let mut s = self.migration_status_mut().clone();
+        if !s.is_migration {
+            s.migration_block_number = 0;
+        }
+        s
     }
 
     /// Starts copying the head's state into a new node file; it runs until done, stopped or
@@ -415,7 +420,8 @@ mod tests {
         let s = wait_done(&chain);
         assert_eq!(
             (s.err.as_str(), s.progress, s.migration_block_number),
-            ("null", 100.0, 20)
+            ("null", 100.0, 0),
+            "the block number is 0 once no migration runs"
         );
         assert!(s.committed > 0 && s.read > 0);
         // The head's state (block 21, sealed during the copy) is whole; 20's is too.

@@ -23,6 +23,8 @@
 //!   into a new node file).
 //! - `nodecache.rs`: the trie-node cache saved and loaded ([`CacheSaver`]); `cachefile.rs` is
 //!   its file format.
+//! - `metrics.rs`: the chain's numbers for the node's metrics (a sample of the gauges; where
+//!   sealed and imported blocks are counted).
 //! - `pool.rs` (pending and queued transactions), `validate.rs` (the rules every transaction
 //!   follows, and their refusals), `state.rs` (accounts in a secure trie), `genesis.rs`.
 //! - Storage: `db.rs` (blocks, receipts, look-ups in redb), `nodelog.rs` (trie nodes in an
@@ -40,6 +42,7 @@ pub mod export;
 pub mod genesis;
 pub mod import;
 pub mod logs;
+mod metrics;
 pub mod migration;
 mod nodecache;
 pub mod nodelog;
@@ -54,7 +57,7 @@ pub mod trace;
 pub mod validate;
 
 pub use admission::SubmitError;
-pub use nodecache::CacheSaver;
+pub use nodecache::{CacheSaver, CacheStatus, SaveOutcome};
 pub use read::{BlockRecord, TxRecord, BAD_BLOCKS};
 pub use seal::{seal_header, Sealer};
 
@@ -159,6 +162,13 @@ pub struct Chain {
     cache_loaded: std::sync::atomic::AtomicUsize,
     /// Set while the trie-node cache is being saved.
     saving: std::sync::atomic::AtomicBool,
+    /// How far the running (or last) save of the trie-node cache has come.
+    save_progress: cachefile::SaveProgress,
+    /// Where sealed and imported blocks are counted (`--metrics`).
+    metrics: OnceLock<Arc<crate::metrics::Metrics>>,
+    /// How many cache saves have started, and how the last one that ended went
+    /// (`admin_trieNodeCacheStatus`).
+    saves: Mutex<nodecache::SaveHistory>,
     /// The validator's public key, once an import learnt it (`import.rs`, batched seals).
     validator_key: OnceLock<seal_batch::Key>,
     /// The thread saving the trie-node cache, joined at shutdown.
@@ -299,6 +309,9 @@ impl Chain {
             bus: OnceLock::new(),
             stopping: std::sync::atomic::AtomicBool::new(false),
             saving: std::sync::atomic::AtomicBool::new(false),
+            save_progress: cachefile::SaveProgress::default(),
+            metrics: OnceLock::new(),
+            saves: Mutex::new(nodecache::SaveHistory::default()),
             validator_key: OnceLock::new(),
             cache_loaded: std::sync::atomic::AtomicUsize::new(0),
             migration: migration::Migration::default(),

@@ -3,11 +3,51 @@
 //! loading it back at start, and the numbers the admin API reports about it and about the
 //! node file. The file's format is `cachefile`'s; the cache itself is `trie::cache`'s.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use serde::Serialize;
 
 use super::{cachefile, Chain};
 use crate::service::{Service, Worker};
+
+/// The saves of the trie-node cache since the node started.
+#[derive(Debug, Clone, Default)]
+pub struct SaveHistory {
+    /// How many saves have started.
+    started: u64,
+    /// The last save that ended.
+    last: Option<SaveOutcome>,
+}
+
+/// How one save of the trie-node cache ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SaveOutcome {
+    /// Which save it was: 1 for the first since the node started.
+    pub number: u64,
+    /// The file it wrote (or was writing), absolute.
+    pub path: PathBuf,
+    /// The nodes and bytes written; 0 when it failed.
+    pub nodes: u64,
+    pub bytes: u64,
+    /// Why it failed; `None` when the file is complete.
+    pub error: Option<String>,
+}
+
+/// The trie-node cache and its saves, as `admin_trieNodeCacheStatus` answers them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheStatus {
+    /// False when `--state.trie-cache-limit 0` disabled the cache (nothing can be saved).
+    pub enabled: bool,
+    /// A save is running.
+    pub saving: bool,
+    /// How many saves have started since the node started (the number of the latest).
+    pub started: u64,
+    /// The last save that ended, if any.
+    pub last: Option<SaveOutcome>,
+}
 
 impl Chain {
     /// Waits for a running cache save to end.
@@ -22,10 +62,24 @@ impl Chain {
         }
     }
 
+    /// The trie-node cache's saves: whether one runs, how many started, how the last ended.
+    pub fn node_cache_status(&self) -> CacheStatus {
+        // The history is read under its lock, and `saving` is cleared only after the
+        // outcome is recorded: `saving` false with `last.number == started` means done.
+        let h = self.saves.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        CacheStatus {
+            enabled: self.nodes.is_enabled(),
+            saving: self.saving.load(std::sync::atomic::Ordering::Acquire),
+            started: h.started,
+            last: h.last,
+        }
+    }
+
     /// Starts saving the trie-node cache to `<datadir>/fastcache` in the background
-    /// (`trie-cache-save` thread); the outcome is logged. Fails when the cache is disabled
-    /// or a save is running (the reference's texts).
-    pub fn save_node_cache(self: &Arc<Self>, datadir: &Path) -> Result<(), String> {
+    /// (`trie-cache-save` thread) and returns the save's number; the outcome is logged and
+    /// kept for [`Chain::node_cache_status`]. Fails when the cache is disabled or a save is
+    /// running (the reference's texts).
+    pub fn save_node_cache(self: &Arc<Self>, datadir: &Path) -> Result<u64, String> {
         use std::sync::atomic::Ordering;
         if !self.nodes.is_enabled() {
             return Err("trie node cache is disabled, nothing to save to file".into());
@@ -33,28 +87,52 @@ impl Chain {
         if self.saving.swap(true, Ordering::AcqRel) {
             return Err("saving trie node cache has been triggered already".into());
         }
+        let number = {
+            let mut h = self.saves.lock().unwrap_or_else(|p| p.into_inner());
+            h.started += 1;
+            h.started
+        };
         let chain = self.clone();
-        let datadir = datadir.to_path_buf();
+        let datadir = std::path::absolute(datadir).unwrap_or_else(|_| datadir.to_path_buf());
+        let file = datadir.join(cachefile::DIR_NAME).join(cachefile::FILE_NAME);
+        let path = file.clone();
         let spawned = std::thread::Builder::new()
             .name("trie-cache-save".into())
             .spawn(move || {
                 let t = std::time::Instant::now();
                 let genesis = chain.genesis_hash().unwrap_or_default();
-                match cachefile::save(&chain.nodes, &datadir, &genesis, &chain.stopping) {
-                    Ok((nodes, bytes)) => crate::log::info(
-                        "Saved the trie node cache",
-                        &[
-                            (
-                                "dir",
-                                &datadir.join(cachefile::DIR_NAME).display().to_string(),
-                            ),
-                            ("nodes", &nodes.to_string()),
-                            ("bytes", &bytes.to_string()),
-                            ("elapsed", &format!("{:.3}s", t.elapsed().as_secs_f64())),
-                        ],
-                    ),
-                    Err(e) => crate::log::warn("Saving the trie node cache failed", &[("err", &e)]),
+                let mut outcome = SaveOutcome {
+                    number,
+                    path: path.clone(),
+                    nodes: 0,
+                    bytes: 0,
+                    error: None,
+                };
+                match cachefile::save_with_progress(
+                    &chain.nodes,
+                    &datadir,
+                    &genesis,
+                    &chain.stopping,
+                    &chain.save_progress,
+                ) {
+                    Ok((nodes, bytes)) => {
+                        crate::log::info(
+                            "Saved the trie node cache",
+                            &[
+                                ("file", &path.display().to_string()),
+                                ("nodes", &nodes.to_string()),
+                                ("bytes", &bytes.to_string()),
+                                ("elapsed", &format!("{:.3}s", t.elapsed().as_secs_f64())),
+                            ],
+                        );
+                        (outcome.nodes, outcome.bytes) = (nodes, bytes);
+                    }
+                    Err(e) => {
+                        crate::log::warn("Saving the trie node cache failed", &[("err", &e)]);
+                        outcome.error = Some(e);
+                    }
                 }
+                chain.saves.lock().unwrap_or_else(|p| p.into_inner()).last = Some(outcome);
                 chain.saving.store(false, Ordering::Release);
             });
         match spawned {
@@ -68,11 +146,19 @@ impl Chain {
                 if let Some(p) = previous {
                     let _ = p.join();
                 }
-                Ok(())
+                Ok(number)
             }
             Err(e) => {
+                let message = format!("cannot start the save: {e}");
+                self.saves.lock().unwrap_or_else(|p| p.into_inner()).last = Some(SaveOutcome {
+                    number,
+                    path: file,
+                    nodes: 0,
+                    bytes: 0,
+                    error: Some(message.clone()),
+                });
                 self.saving.store(false, Ordering::Release);
-                Err(format!("cannot start the save: {e}"))
+                Err(message)
             }
         }
     }

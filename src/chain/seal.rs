@@ -98,6 +98,7 @@ impl Chain {
             run
         };
         let written = self.write_block(validator, &parent, &run, time, now.subsec_millis());
+        let sealed_transactions = run.included.len();
         if let Ok((hash, header)) = &written {
             // Before the head moves: a client that sees the new head finds its receipts here.
             let recent = RecentBlock::new(
@@ -147,6 +148,7 @@ impl Chain {
         }
         let promoted = self.promote_queued(&mut adm);
         drop(adm);
+        self.count_sealed(sealed_transactions);
         self.publish(Event::NewHead(Arc::new(head)));
         for h in promoted {
             self.publish(Event::PendingTransaction(h));
@@ -293,6 +295,11 @@ impl Sealer {
             period,
             worker: None,
         }
+    }
+
+    /// The validator it seals as (`None` once started: the key has moved to its thread).
+    pub fn validator(&self) -> Option<crate::crypto::Address> {
+        self.key.as_ref().map(SecretKey::address)
     }
 }
 

@@ -13,12 +13,13 @@
 use std::time::{Duration, Instant};
 
 use super::call::CallArgs;
-use super::read::BlockRecord;
 use super::run::{state_source, BlockRun};
 use super::validate::check_tx;
 use super::{Chain, ChainError};
 use crate::crypto::Address;
-use crate::exec::trace::{Budget, CallFrame, CallKind, Mode, Recorded, Stopped, StructLog, Tracer};
+use crate::exec::trace::{
+    Budget, CallFrame, CallKind, FrameEnd, LogConfig, Mode, Recorded, Stopped, StructLog, Tracer,
+};
 use crate::exec::{self, CallError, Env, Outcome};
 use crate::types::block::Header;
 use crate::types::receipt::Receipt;
@@ -68,6 +69,9 @@ pub enum TraceError {
     /// The hash in hex without `0x`, as the reference prints it.
     #[error("transaction {0} not found")]
     TransactionNotFound(String),
+    /// A transaction a standard trace was asked for is not in the block (hex without `0x`).
+    #[error("transaction {0} not found in block")]
+    NotInBlock(String),
     #[error("genesis is not traceable")]
     Genesis,
     #[error("the block does not exist (block number: {0})")]
@@ -101,7 +105,13 @@ impl Chain {
         if block.header.number == 0 {
             return Err(TraceError::Genesis);
         }
-        let mut traces = self.replay(&block, Some(index as usize), opts)?;
+        let mut traces = self.trace_replayed(
+            &block.hash,
+            &block.header,
+            &block.transactions,
+            Some(index as usize),
+            opts,
+        )?;
         traces.pop().ok_or_else(not_found)?.1
     }
 
@@ -121,7 +131,7 @@ impl Chain {
         if found.header.number == 0 {
             return Err(TraceError::Genesis);
         }
-        self.replay(&found, None, opts)
+        self.trace_replayed(&found.hash, &found.header, &found.transactions, None, opts)
     }
 
     /// `debug_traceCall`: the trace of `args` run on the state of block `at`. As the
@@ -164,27 +174,41 @@ impl Chain {
         Ok(assemble(opts.mode, &out, recorded?, created, None))
     }
 
-    /// Runs `block` again from its parent's state: every transaction up to `only` (all when
-    /// `None`), tracing `only` (or each).
-    fn replay(
+    /// The parent of `header` as the reference finds it (the canonical block below it, else
+    /// the block its parent hash names), with its texts when there is none.
+    fn parent_of(&self, header: &Header) -> Result<Header, TraceError> {
+        let below = header.number.saturating_sub(1);
+        if self.header_at(below)?.is_none() {
+            return Err(TraceError::NoBlockNumber(below));
+        }
+        self.header_by_hash(&header.parent_hash)?
+            .ok_or(TraceError::NoBlockHash(header.parent_hash))
+    }
+
+    /// Runs a block (`hash`, `header`, its transactions with their senders) again from its
+    /// parent's state: every transaction up to `only` (all when `None`), tracing `only` (or
+    /// each) in `mode`, and hands each traced one to `each`. The traces share one budget, or
+    /// each has its own with `budget_each` (their records are not kept together). A block the
+    /// chain holds is checked against the receipts it was sealed with.
+    #[allow(clippy::too_many_arguments)]
+    fn replay<'t>(
         &self,
-        block: &BlockRecord,
+        hash: &Hash,
+        header: &Header,
+        transactions: &'t [(Transaction, Address)],
         only: Option<usize>,
-        opts: &TraceOptions,
-    ) -> Result<BlockTraces, TraceError> {
-        let h = &block.header;
-        let parent = self
-            .db
-            .header(&h.parent_hash)?
-            .ok_or_else(|| corrupt(&block.hash, "parent header missing"))?;
-        let parent = Header::decode(&parent).map_err(|e| corrupt(&block.hash, &e.to_string()))?;
+        mode: Mode,
+        timeout: Duration,
+        budget_each: bool,
+        mut each: impl FnMut(Ran<'t>) -> Result<(), TraceError>,
+    ) -> Result<(), TraceError> {
+        let h = header;
+        let parent = self.parent_of(h)?;
         self.check_state_kept(parent.number)?;
-        let receipts = self
-            .db
-            .receipts(&block.hash)?
-            .ok_or_else(|| corrupt(&block.hash, "receipts missing"))?;
-        let receipts =
-            Receipt::decode_list(&receipts).map_err(|e| corrupt(&block.hash, &e.to_string()))?;
+        let receipts = match self.db.receipts(hash)? {
+            Some(r) => Some(Receipt::decode_list(&r).map_err(|e| corrupt(hash, &e.to_string()))?),
+            None => None,
+        };
         let env = Env {
             number: h.number,
             timestamp: h.time,
@@ -198,9 +222,8 @@ impl Chain {
             state_source(self.db_nodes(), parent.state_root, hashes),
         );
         let mut budget = Budget::default();
-        let mut out = Vec::new();
-        let last = only.unwrap_or(block.transactions.len().saturating_sub(1));
-        for (i, (tx, _)) in block.transactions.iter().enumerate().take(last + 1) {
+        let last = only.unwrap_or(transactions.len().saturating_sub(1));
+        for (i, (tx, _)) in transactions.iter().enumerate().take(last + 1) {
             let signers = tx.recovered();
             let (checked, _) = check_tx(
                 tx,
@@ -218,31 +241,196 @@ impl Chain {
                 run.apply(tx, checked.sender, plain_gas, validation_gas)?;
                 continue;
             }
-            let deadline = Instant::now() + opts.timeout;
-            let tracer = Tracer::new(opts.mode, deadline, budget, false);
+            let deadline = Instant::now() + timeout;
+            let tracer = Tracer::new(mode, deadline, budget, false);
             let (outcome, tracer, ran) =
                 run.apply_inspected(tx, checked.sender, plain_gas, validation_gas, tracer)?;
             let (recorded, left) = tracer.finish();
-            budget = left;
-            let trace = if receipts.get(i) != Some(&outcome.receipt) {
-                Err(TraceError::Failed(format!(
-                    "transaction {i} of block {} ran otherwise than when it was sealed",
-                    h.number
-                )))
-            } else if !ran {
-                Ok(plain(opts.mode, tx, checked.sender, plain_gas, &outcome))
-            } else {
-                let created = tx
-                    .is_create()
-                    .then(|| exec::create_address(&checked.sender, tx.nonce()));
-                recorded
-                    .map(|r| assemble(opts.mode, &outcome, r, created, None))
-                    .map_err(TraceError::from)
-            };
-            out.push((tx.hash(), trace));
+            budget = if budget_each { Budget::default() } else { left };
+            let as_sealed = receipts
+                .as_ref()
+                .is_none_or(|r| r.get(i) == Some(&outcome.receipt));
+            each(Ran {
+                index: i,
+                tx,
+                sender: checked.sender,
+                plain_gas,
+                outcome,
+                recorded,
+                ran,
+                as_sealed,
+            })?;
         }
+        Ok(())
+    }
+
+    /// The traces of a block's transactions run in `opts`'s mode: each transaction's hash
+    /// with its trace, or why its trace failed.
+    fn trace_replayed(
+        &self,
+        hash: &Hash,
+        header: &Header,
+        transactions: &[(Transaction, Address)],
+        only: Option<usize>,
+        opts: &TraceOptions,
+    ) -> Result<BlockTraces, TraceError> {
+        let mut out = Vec::new();
+        self.replay(
+            hash,
+            header,
+            transactions,
+            only,
+            opts.mode,
+            opts.timeout,
+            false,
+            |r| {
+                let trace = if !r.as_sealed {
+                    Err(TraceError::Failed(format!(
+                        "transaction {} of block {} ran otherwise than when it was sealed",
+                        r.index, header.number
+                    )))
+                } else if !r.ran {
+                    Ok(plain(opts.mode, r.tx, r.sender, r.plain_gas, &r.outcome))
+                } else {
+                    let created =
+                        r.tx.is_create()
+                            .then(|| exec::create_address(&r.sender, r.tx.nonce()));
+                    r.recorded
+                        .map(|rec| assemble(opts.mode, &r.outcome, rec, created, None))
+                        .map_err(TraceError::from)
+                };
+                out.push((r.tx.hash(), trace));
+                Ok(())
+            },
+        )?;
         Ok(out)
     }
+
+    /// `debug_traceBlock` / `debug_traceBlockFromFile`: the transactions of `block` (which
+    /// the chain need not hold; its parent it must) run on its parent's state under its
+    /// header, each traced, as [`Chain::trace_block`] answers.
+    pub fn trace_given_block(
+        &self,
+        block: &crate::types::block::Block,
+        opts: &TraceOptions,
+    ) -> Result<BlockTraces, TraceError> {
+        if block.header.number == 0 {
+            return Err(TraceError::Genesis);
+        }
+        let transactions = block
+            .transactions
+            .iter()
+            .map(|tx| {
+                super::read::sender_of(tx)
+                    .map(|s| (tx.clone(), s))
+                    .map_err(TraceError::Failed)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.trace_replayed(
+            &block.header.hash(),
+            &block.header,
+            &transactions,
+            None,
+            opts,
+        )
+    }
+
+    /// `debug_standardTraceBlockToFile`: the block with this hash run again, each
+    /// transaction (or only `tx` when given) traced by the standard-JSON logger with `log`'s
+    /// options; each trace is handed to `each` as soon as its transaction ran. `None` when
+    /// the chain has no such block.
+    pub fn standard_trace_block(
+        &self,
+        hash: &Hash,
+        log: LogConfig,
+        tx: Option<Hash>,
+        mut each: impl FnMut(StandardTrace) -> Result<(), TraceError>,
+    ) -> Result<Option<()>, TraceError> {
+        let Some(block) = self.block_by_hash(hash)? else {
+            return Ok(None);
+        };
+        let only = match tx {
+            Some(t) => Some(
+                block
+                    .transactions
+                    .iter()
+                    .position(|(x, _)| x.hash() == t)
+                    .ok_or_else(|| TraceError::NotInBlock(hex::encode(t)))?,
+            ),
+            None => None,
+        };
+        if block.header.number == 0 {
+            return Err(TraceError::Genesis);
+        }
+        let mode = Mode::Steps(LogConfig {
+            disable_storage: true,
+            limit: 0,
+            ..log
+        });
+        self.replay(
+            hash,
+            &block.header,
+            &block.transactions,
+            only,
+            mode,
+            DEFAULT_TIMEOUT,
+            true,
+            |r| {
+                let tx_hash = r.tx.hash();
+                let (steps, end) = if r.ran {
+                    let rec = r.recorded?;
+                    (rec.steps, rec.end)
+                } else if matches!(r.tx, Transaction::AccountUpdate(_)) {
+                    // The reference updates the key without calling the EVM: nothing logged.
+                    (Vec::new(), None)
+                } else {
+                    // A call of an account without code: the EVM ends at once.
+                    let end = FrameEnd {
+                        output: Vec::new(),
+                        gas_used: 0,
+                        error: None,
+                    };
+                    (Vec::new(), Some(end))
+                };
+                each(StandardTrace {
+                    index: r.index,
+                    tx_hash,
+                    steps,
+                    end,
+                })
+            },
+        )?;
+        Ok(Some(()))
+    }
+}
+
+/// One transaction run again by [`Chain::replay`].
+struct Ran<'t> {
+    index: usize,
+    tx: &'t Transaction,
+    sender: Address,
+    /// Its intrinsic plus validation gas.
+    plain_gas: u64,
+    outcome: Outcome,
+    recorded: Result<Recorded, Stopped>,
+    /// Whether the EVM ran (a transaction that runs no code is not shown to the tracer).
+    ran: bool,
+    /// Whether it gave the receipt the block was sealed with (true for a block the chain
+    /// does not hold).
+    as_sealed: bool,
+}
+
+/// A transaction's trace by the reference's standard-JSON logger
+/// (`debug_standardTraceBlockToFile`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandardTrace {
+    /// Its index in the block.
+    pub index: usize,
+    pub tx_hash: Hash,
+    /// Every step, with memory and stack as the options say (no storage, no limit).
+    pub steps: Vec<StructLog>,
+    /// How the EVM's frame ended; `None` for an account update, which runs no EVM.
+    pub end: Option<FrameEnd>,
 }
 
 fn corrupt(block: &Hash, what: &str) -> TraceError {

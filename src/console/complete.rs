@@ -102,26 +102,31 @@ mod tests {
             name: "admin_datadir",
             params: &[],
             summary: "",
+            returns: "",
         },
         MethodSpec {
             name: "personal_newAccount",
             params: P,
             summary: "",
+            returns: "",
         },
         MethodSpec {
             name: "personal_listAccounts",
             params: &[],
             summary: "",
+            returns: "",
         },
         MethodSpec {
             name: "personal_listWallets",
             params: &[],
             summary: "",
+            returns: "",
         },
         MethodSpec {
             name: "rpc_modules",
             params: &[],
             summary: "",
+            returns: "",
         },
     ];
 

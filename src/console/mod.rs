@@ -6,10 +6,13 @@
 //! prompt.
 
 pub mod complete;
+pub mod help;
 pub mod parse;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use serde_json::Value;
 use zeroize::Zeroizing;
@@ -17,7 +20,7 @@ use zeroize::Zeroizing;
 use crate::api::spec;
 use crate::api::{MethodSpec, ParamKind, ParamSpec};
 use crate::passphrase::{self, PassphraseError};
-use crate::rpc::client::{Client, ClientError};
+use crate::rpc::client::{is_local, Client, ClientError, EndpointKind};
 
 pub use parse::{parse_line, ConsoleCall, SyntaxError};
 
@@ -187,10 +190,60 @@ pub enum LineError {
     },
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// A subscription asked of an HTTP endpoint, which cannot carry notifications.
+    #[error("{0} needs a WebSocket or IPC endpoint (ws://HOST:PORT or the path of the IPC socket): HTTP cannot carry notifications")]
+    NeedsStream(String),
+    /// A path parameter that cannot be made absolute.
+    #[error("{0}")]
+    Path(String),
+    /// Writing the output failed (other than its reader going away).
+    #[error("cannot write output: {0}")]
+    Output(std::io::Error),
 }
 
-/// Parses `line`, fills its secrets from `source` and calls the method on `client`.
-pub fn run_line(client: &mut Client, line: &str, source: &mut Secrets) -> Result<Value, LineError> {
+/// Whether `name` makes a subscription (`chain_subscribe`): its notifications are streamed.
+pub fn is_subscription(name: &str) -> bool {
+    name.ends_with("_subscribe")
+}
+
+/// Makes every relative path parameter of `method` in `params` absolute against this
+/// process's working directory when `endpoint` is a node on this machine ([`is_local`]); to
+/// another machine paths go as given, for the node to resolve against its own working
+/// directory. Fails when the working directory cannot be read.
+pub fn resolve_paths(
+    method: &MethodSpec,
+    params: &mut [Value],
+    endpoint: &str,
+) -> Result<(), LineError> {
+    if !is_local(endpoint) {
+        return Ok(());
+    }
+    for (p, v) in method.params.iter().zip(params.iter_mut()) {
+        if p.kind != ParamKind::Path {
+            continue;
+        }
+        if let Value::String(s) = v {
+            if !s.is_empty() && Path::new(s.as_str()).is_relative() {
+                let abs = std::path::absolute(s.as_str()).map_err(|e| {
+                    LineError::Path(format!(
+                        "{}: cannot make {s} absolute against the working directory: {e}",
+                        method.name
+                    ))
+                })?;
+                *s = abs.display().to_string();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A console line parsed, its secrets filled from `source` and its paths resolved for the
+/// node at `endpoint`: the method and its params.
+pub fn prepare_line(
+    line: &str,
+    source: &mut Secrets,
+    endpoint: &str,
+) -> Result<(String, Vec<Value>), LineError> {
     let mut call = parse_line(line)?;
     let name = call.rpc_method();
     if let Some(method) = spec::find(&name) {
@@ -198,8 +251,68 @@ pub fn run_line(client: &mut Client, line: &str, source: &mut Secrets) -> Result
             method: name.clone(),
             source,
         })?;
+        resolve_paths(method, &mut call.args, endpoint)?;
     }
-    Ok(client.call(&name, call.args)?)
+    Ok((name, call.args))
+}
+
+/// How a subscription stream ended without error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// `stop` was set (ctrl-c).
+    Stopped,
+    /// The output's reader went away (`| head -1`).
+    OutputClosed,
+}
+
+/// Subscribes on `client` with `method` (`chain_subscribe`) and `params`, and writes each
+/// notification's `result` to `out` as one line of compact JSON, flushed, until `stop` is set
+/// or `out`'s reader goes away; then unsubscribes. Fails on an HTTP endpoint (before
+/// sending anything), when the node refuses the subscription, when the connection breaks,
+/// or when the output cannot be written.
+pub fn stream(
+    client: &mut Client,
+    method: &str,
+    params: Vec<Value>,
+    out: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<StreamEnd, LineError> {
+    if client.kind() == EndpointKind::Http {
+        return Err(LineError::NeedsStream(method.to_string()));
+    }
+    let id = client.call(method, params)?;
+    let unsubscribe = method.replace("_subscribe", "_unsubscribe");
+    let end = loop {
+        if stop.load(Ordering::Relaxed) {
+            break StreamEnd::Stopped;
+        }
+        let Some(n) = client.next_notification(Duration::from_millis(100))? else {
+            continue;
+        };
+        if n["params"]["subscription"] != id {
+            continue;
+        }
+        let line = format!("{}\n", n["params"]["result"]);
+        match out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => break StreamEnd::OutputClosed,
+            Err(e) => return Err(LineError::Output(e)),
+        }
+    };
+    // Best effort: the node frees the subscription with the connection anyway.
+    let _ = client.call(&unsubscribe, vec![id]);
+    Ok(end)
+}
+
+/// Runs `f` with a flag that SIGINT (ctrl-c) sets instead of ending the process.
+pub fn until_interrupted<T>(f: impl FnOnce(&AtomicBool) -> T) -> T {
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let id = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone()).ok();
+    let result = f(&stop);
+    if let Some(id) = id {
+        signal_hook::low_level::unregister(id);
+    }
+    result
 }
 
 /// A result as the console and `chainctl` print it: pretty JSON (a string stays quoted).
@@ -247,11 +360,24 @@ pub fn attach(
             .join(" "),
         other => other.to_string(),
     };
-    println!(
-        "Welcome to the chain console!\n\nendpoint: {}\n modules: {list}\n",
+    let offered: Vec<String> = match &modules {
+        Value::Object(m) => m.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    let mut stdout = std::io::stdout();
+    // A closed standard output (the reader went away) ends the console quietly.
+    let mut say = |text: &str| {
+        writeln!(stdout, "{text}")
+            .and_then(|()| stdout.flush())
+            .is_ok()
+    };
+    say(&format!(
+        "Welcome to the chain console!\n\nendpoint: {}\n modules: {list}\n\n\
+Tab completes module and method names; help lists the modules, help MODULE a module's \
+methods, help MODULE.METHOD one method's parameters and result.\n\
+To exit, press ctrl-d or type exit",
         client.endpoint()
-    );
-    println!("To exit, press ctrl-d or type exit");
+    ));
     loop {
         let line = match editor.readline("> ") {
             Ok(l) => l,
@@ -269,15 +395,42 @@ pub fn attach(
         if trimmed == "exit" || trimmed == "quit" {
             break;
         }
+        if trimmed == "help" || trimmed.starts_with("help ") {
+            match help::help(trimmed.strip_prefix("help"), &offered) {
+                Ok(text) => {
+                    let _ = editor.add_history_entry(trimmed);
+                    if !say(&text) {
+                        break;
+                    }
+                }
+                Err(e) => print_error(&e, false),
+            }
+            continue;
+        }
         if kept_in_history(trimmed) {
             let _ = editor.add_history_entry(trimmed);
         }
-        match run_line(&mut client, trimmed, &mut source) {
-            Ok(v) => println!("{}", render(&v)),
+        let endpoint = client.endpoint().to_string();
+        let outcome = match prepare_line(trimmed, &mut source, &endpoint) {
+            Ok((name, args)) if is_subscription(&name) => {
+                // Notifications until ctrl-c, then back to the prompt.
+                let mut out = std::io::stdout();
+                until_interrupted(|stop| stream(&mut client, &name, args, &mut out, stop))
+                    .map(|_| None)
+            }
+            Ok((name, args)) => client.call(&name, args).map(Some).map_err(LineError::from),
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(Some(v)) => {
+                if !say(&render(&v)) {
+                    break;
+                }
+            }
+            Ok(None) => {}
             Err(LineError::Client(e @ ClientError::Rpc { .. })) => print_error(&e, true),
             Err(e) => print_error(&e, false),
         }
-        let _ = std::io::stdout().flush();
     }
     if let Some(h) = history {
         if let Err(e) = editor.save_history(h) {

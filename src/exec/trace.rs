@@ -115,6 +115,28 @@ impl Budget {
     }
 }
 
+/// A step that failed after it was logged, as the standard-JSON logger shows it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The reference's text of the failure.
+    pub error: String,
+    /// The stack the step left, bottom first; `None` when disabled.
+    pub stack: Option<Vec<RU256>>,
+    /// The memory the step left; `None` when disabled.
+    pub memory: Option<Vec<u8>>,
+}
+
+/// How the transaction's own frame ended (the standard-JSON logger's last line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameEnd {
+    /// What it returned (a revert's data; nothing for another failure).
+    pub output: Vec<u8>,
+    /// Its gas limit less the gas it left, before refunds.
+    pub gas_used: u64,
+    /// The reference's text of its failure.
+    pub error: Option<String>,
+}
+
 /// A contract's storage as the struct logger shows it: the slots written so far, by slot.
 pub type Storage = BTreeMap<[u8; 32], [u8; 32]>;
 
@@ -128,8 +150,18 @@ pub struct StructLog {
     pub gas_cost: u64,
     /// 1 for the transaction's own frame.
     pub depth: u64,
-    /// The step failed before the reference would have logged it.
-    pub error: bool,
+    /// The reference's text of the step's failure, when it failed before the reference would
+    /// have logged it.
+    pub error: Option<String>,
+    /// The failure of a step that failed after the reference logged it (a REVERT, a bad
+    /// jump, a write in a static call): the reference's standard-JSON logger writes the step
+    /// again, with the stack and memory it left ([`Fault`]).
+    pub fault: Option<Box<Fault>>,
+    /// The memory's size in bytes when the step is logged (grown by the step).
+    pub mem_size: u64,
+    /// The transaction's refund counter when the step is logged (the step's own SSTORE
+    /// refund counted, as the reference charges it before logging).
+    pub refund: u64,
     /// Bottom first; `None` when disabled.
     pub stack: Option<Vec<RU256>>,
     /// `None` when disabled.
@@ -197,6 +229,8 @@ pub struct Recorded {
     pub steps: Vec<StructLog>,
     /// The transaction's own frame (`None` in [`Mode::Steps`], or when no EVM ran).
     pub frame: Option<CallFrame>,
+    /// How the transaction's own frame ended, in either mode (`None` when no EVM ran).
+    pub end: Option<FrameEnd>,
 }
 
 /// A step taken and not finished yet (revm calls `step_end` after the instruction).
@@ -216,6 +250,11 @@ struct Open {
     /// again on a step that fails before its costs are known).
     cost: u64,
     computation_cost: u64,
+    /// The frame's gas limit.
+    gas_limit: u64,
+    /// Its refund counter (revm keeps one per frame, a callee's added to its caller's when
+    /// it returns): as of its latest step.
+    refunded: i64,
 }
 
 /// The inspector that records a trace; see the module's comment.
@@ -235,6 +274,7 @@ pub struct Tracer {
     open: Vec<Open>,
     frames: Vec<CallFrame>,
     root: Option<CallFrame>,
+    end: Option<FrameEnd>,
 }
 
 /// How often (in steps) a tracer looks at the clock.
@@ -262,6 +302,7 @@ impl Tracer {
             open: Vec::new(),
             frames: Vec::new(),
             root: None,
+            end: None,
         }
     }
 
@@ -272,6 +313,7 @@ impl Tracer {
             None => Ok(Recorded {
                 steps: self.steps,
                 frame: self.root,
+                end: self.end,
             }),
         };
         (out, self.budget)
@@ -297,8 +339,17 @@ impl Tracer {
         }
     }
 
+    /// The transaction's refund counter: the open frames' own, summed.
+    fn refund(&self) -> u64 {
+        let sum: i64 = self.open.iter().map(|o| o.refunded).sum();
+        u64::try_from(sum).unwrap_or(0)
+    }
+
     fn open_frame(&mut self, frame: CallFrame) {
-        self.open.push(Open::default());
+        self.open.push(Open {
+            gas_limit: frame.gas,
+            ..Open::default()
+        });
         if self.stopped.is_some() || self.mode != Mode::Calls {
             return;
         }
@@ -317,6 +368,19 @@ impl Tracer {
         created: Option<RAddress>,
     ) {
         let open = self.open.pop().unwrap_or_default();
+        let failure = (!result.is_ok()).then(|| error_text(result, open.op, open.stack));
+        if self.open.is_empty() && self.stopped.is_none() {
+            let returned = result.is_ok() || result == InstructionResult::Revert;
+            self.end = Some(FrameEnd {
+                output: if returned {
+                    output.to_vec()
+                } else {
+                    Vec::new()
+                },
+                gas_used: open.gas_limit.saturating_sub(gas_left),
+                error: failure.clone(),
+            });
+        }
         if self.stopped.is_some() || self.mode != Mode::Calls {
             return;
         }
@@ -345,7 +409,7 @@ impl Tracer {
             }
             frame.output = Some(output.to_vec());
         } else {
-            frame.error = Some(error_text(result, open.op, open.stack));
+            frame.error = failure;
             if frame.kind.is_create() && !top {
                 frame.to = None;
             }
@@ -463,7 +527,10 @@ impl<CTX: ContextTr> Inspector<CTX, EthInterpreter> for Tracer {
             gas: interp.gas.remaining(),
             gas_cost: 0,
             depth: interp.input.depth() as u64 + 1,
-            error: false,
+            error: None,
+            fault: None,
+            mem_size: interp.memory.len() as u64,
+            refund: 0,
             stack: (logged && !cfg.disable_stack).then(|| stack.clone()),
             memory: (logged && !cfg.disable_memory)
                 .then(|| interp.memory.context_memory().to_vec()),
@@ -493,26 +560,45 @@ impl<CTX: ContextTr> Inspector<CTX, EthInterpreter> for Tracer {
             .saturating_sub(interp.gas.remaining())
             .saturating_sub(handed);
         let open = self.open.last().copied().unwrap_or_default();
+        let failure = |r| error_text(r, open.op, open.stack);
         match result {
             Some(r) if fails_before_charging(r) => {
-                log.error = true;
+                log.error = Some(failure(r));
                 log.gas_cost = open.cost;
                 log.computation_cost = open.computation_cost;
             }
-            Some(r) if fails_before_logging(r) => log.error = true,
-            _ => self.computation_used += log.computation_cost,
+            Some(r) if fails_before_logging(r) => log.error = Some(failure(r)),
+            Some(r) => {
+                self.computation_used += log.computation_cost;
+                if !r.is_ok() {
+                    let Mode::Steps(cfg) = self.mode else {
+                        return;
+                    };
+                    log.fault = Some(Box::new(Fault {
+                        error: failure(r),
+                        stack: (!cfg.disable_stack).then(|| interp.stack.data().clone()),
+                        memory: (!cfg.disable_memory)
+                            .then(|| interp.memory.context_memory().to_vec()),
+                    }));
+                }
+            }
+            None => self.computation_used += log.computation_cost,
         }
         if let Some(o) = self.open.last_mut() {
             o.cost = log.gas_cost;
             o.computation_cost = log.computation_cost;
+            o.refunded = interp.gas.refunded();
         }
+        log.refund = self.refund();
         if !logged {
             return;
         }
-        if let Some(m) = &mut log.memory {
+        if log.error.is_none() {
             // The step's growth, unless it failed before growing memory.
-            if !log.error {
-                m.resize(m.len().max(interp.memory.len()), 0);
+            let grown = interp.memory.len();
+            log.mem_size = log.mem_size.max(grown as u64);
+            if let Some(m) = &mut log.memory {
+                m.resize(m.len().max(grown), 0);
             }
         }
         let bytes = 32
@@ -526,7 +612,10 @@ impl<CTX: ContextTr> Inspector<CTX, EthInterpreter> for Tracer {
 
     fn call(&mut self, ctx: &mut CTX, inputs: &mut CallInputs) -> Option<CallOutcome> {
         if self.stopped.is_some() || self.mode != Mode::Calls {
-            self.open.push(Open::default());
+            self.open.push(Open {
+                gas_limit: inputs.gas_limit,
+                ..Open::default()
+            });
             return None;
         }
         let top = self.frames.is_empty();
@@ -567,7 +656,10 @@ impl<CTX: ContextTr> Inspector<CTX, EthInterpreter> for Tracer {
 
     fn create(&mut self, _: &mut CTX, inputs: &mut CreateInputs) -> Option<CreateOutcome> {
         if self.stopped.is_some() || self.mode != Mode::Calls {
-            self.open.push(Open::default());
+            self.open.push(Open {
+                gas_limit: inputs.gas_limit(),
+                ..Open::default()
+            });
             return None;
         }
         let kind = match inputs.scheme() {
@@ -917,7 +1009,46 @@ mod tests {
         assert_eq!(logs[4].memory, Some(vec![]));
         assert_eq!(logs[5].memory, Some(vec![0; 32]));
         assert_eq!(logs[6].memory, Some(slot(0x20).to_vec()));
-        assert!(logs.iter().all(|l| l.depth == 1 && !l.error));
+        assert!(logs.iter().all(|l| l.depth == 1 && l.error.is_none()));
+        // The memory's size as logged (grown by the step), and no refund.
+        let sizes: Vec<u64> = logs.iter().map(|l| l.mem_size).collect();
+        assert_eq!(sizes, [0, 0, 0, 0, 0, 32, 32, 32, 32]);
+        assert!(logs.iter().all(|l| l.refund == 0 && l.fault.is_none()));
+    }
+
+    /// The transaction's frame ends with what it returned and the gas it used before
+    /// refunds (for a creation, the code deposit included), in either mode.
+    #[test]
+    fn the_frame_end_is_recorded() {
+        let code = hex::decode("602a600155602060005260206000f3").unwrap();
+        for mode in [steps(), Mode::Calls] {
+            let (_, rec) = trace_creation(&code, mode);
+            let end = rec.unwrap().end.unwrap();
+            assert_eq!(end.output, slot(0x20).to_vec());
+            // The steps' costs (3+3+22,100+3+3+6+3+3+0) and 200 per byte of code.
+            assert_eq!(end.gas_used, 22_124 + 32 * 200);
+            assert_eq!(end.error, None);
+        }
+        // A REVERT after PUSH1 0 PUSH1 0: the step logged, then again as a fault with the
+        // stack it left; the frame's error.
+        let (_, rec) = trace_creation(&hex::decode("60006000fd").unwrap(), steps());
+        let rec = rec.unwrap();
+        let revert = &rec.steps[2];
+        assert_eq!(revert.error, None);
+        let fault = revert.fault.as_ref().unwrap();
+        assert_eq!(fault.error, "evm: execution reverted");
+        assert_eq!(fault.stack, Some(vec![]));
+        let end = rec.end.unwrap();
+        assert_eq!(
+            (end.gas_used, end.error.as_deref()),
+            (6, Some("evm: execution reverted"))
+        );
+    }
+
+    fn slot(n: u8) -> [u8; 32] {
+        let mut k = [0u8; 32];
+        k[31] = n;
+        k
     }
 
     #[test]
@@ -954,7 +1085,8 @@ mod tests {
         assert!(!out.succeeded());
         let logs = rec.unwrap().steps;
         assert_eq!(logs.len(), 2);
-        assert!(!logs[0].error && logs[1].error);
+        assert!(logs[0].error.is_none());
+        assert_eq!(logs[1].error.as_deref(), Some("invalid opcode 0xfe"));
         assert_eq!(op_name(logs[1].op), "Missing opcode 0xfe");
         // The costs shown again are those of the frame's previous step.
         assert_eq!((logs[1].gas_cost, logs[1].computation_cost), (3, 120));
@@ -969,7 +1101,7 @@ mod tests {
         );
         // PUSH1 0 PUSH1 0 REVERT: logged without an error; the frame reverted.
         let (_, rec) = trace_creation(&hex::decode("60006000fd").unwrap(), steps());
-        assert!(rec.unwrap().steps.iter().all(|l| !l.error));
+        assert!(rec.unwrap().steps.iter().all(|l| l.error.is_none()));
         let (_, rec) = trace_creation(&hex::decode("60006000fd").unwrap(), Mode::Calls);
         assert_eq!(
             rec.unwrap().frame.unwrap().error.as_deref(),

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use clap::{CommandFactory, Parser};
 
+use crate::duration::parse_option;
+
 /// The node: holds the keystore and unlocked keys and serves JSON-RPC over HTTP, WebSocket
 /// and IPC. Runs in the foreground until SIGINT or SIGTERM, then closes every endpoint, drops
 /// unlocked keys from memory and exits 0.
@@ -21,25 +23,31 @@ use clap::{CommandFactory, Parser};
     after_help = "Port 0 for --rpcport, --wsport and --port picks a free port; the chosen address \
 is logged on one line, e.g. `HTTP endpoint opened url=http://127.0.0.1:PORT`, \
 `WebSocket endpoint opened url=ws://127.0.0.1:PORT`, `IPC endpoint opened url=PATH`, \
-`P2P listening kni=KNI_URL`. The p2p listener runs only on a node with a chain (--dev, or \
+`P2P listening kni=KNI_URL`, `Prometheus endpoint opened url=http://127.0.0.1:PORT/metrics` \
+(--prometheusport 0 too). The p2p listener runs only on a node with a chain (--dev, or \
 after chaind init); static peers come from --staticnodes or DATADIR/static-nodes.json (a JSON \
 array of kni URLs) and admin_addPeer. Flags marked \"accepted for compatibility\" are parsed \
 but change nothing. \
 `chaind init GENESIS.json` writes a chain's genesis block into the data directory; a node \
-started there serves that chain (without --dev it does not seal)."
+started there serves that chain (without --dev it does not seal). \
+Durations (the --rpc*timeout flags, --dev.period, --state.trie-cache-save-period, and their \
+settings in the configuration file) are a number of seconds (30, 0.5) or numbers with units \
+ns, us, ms, s, m, h (90s, 1m30s, 1h). \
+The options shared with the subcommands (--datadir, --config, --verbosity, --dev, --chainid, \
+--networkid, --state.trie-cache-limit) may come before or after the subcommand."
 )]
 pub struct Config {
     #[command(subcommand)]
     pub command: Option<Subcommand>,
     /// Data directory: databases, the keystore, the node key, the IPC socket [default: the
     /// per-user data dir, e.g. ~/.local/share/chaind]
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", global = true)]
     pub datadir: Option<PathBuf>,
     /// Configuration file of KEY=VALUE lines (shell style, # comments): RPC_ENABLE, RPC_API,
     /// RPC_ADDR, RPC_PORT, RPC_CORSDOMAIN, RPC_VHOSTS, WS_ENABLE, WS_API, WS_ADDR, WS_PORT,
-    /// WS_ORIGINS, PORT, NETWORK_ID, DATA_DIR, ADDITIONAL (raw extra flags). Flags on the
-    /// command line win
-    #[arg(long, value_name = "FILE")]
+    /// WS_ORIGINS, PORT, NETWORK_ID, DATA_DIR, METRICS, PROMETHEUS, ADDITIONAL (raw extra
+    /// flags). Flags on the command line win
+    #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
     /// Keystore directory [default: DATADIR/keystore]
     #[arg(long, value_name = "DIR")]
@@ -57,8 +65,10 @@ pub struct Config {
     /// HTTP listening port (0 = any free port)
     #[arg(long, value_name = "PORT", default_value_t = 8551)]
     pub rpcport: u16,
-    /// Modules offered over HTTP, comma-separated (an empty list offers only rpc)
-    #[arg(long, value_name = "LIST", default_value = "chain,net,rpc")]
+    /// Modules offered over HTTP, comma-separated (an empty list offers only rpc; the
+    /// reference's klay offers chain, its other modules are accepted and offer nothing; any
+    /// other unknown name is refused)
+    #[arg(long, value_name = "LIST", default_value = "chain,net,rpc", value_parser = module_list)]
     pub rpcapi: String,
     /// Origins allowed by CORS, comma-separated (`*` for any; empty: CORS off)
     #[arg(long, value_name = "LIST", default_value = "")]
@@ -76,8 +86,8 @@ pub struct Config {
     /// WebSocket listening port (0 = any free port)
     #[arg(long, value_name = "PORT", default_value_t = 8552)]
     pub wsport: u16,
-    /// Modules offered over WebSocket, comma-separated (an empty list offers only rpc)
-    #[arg(long, value_name = "LIST", default_value = "chain,net,personal")]
+    /// Modules offered over WebSocket, comma-separated (as --rpcapi)
+    #[arg(long, value_name = "LIST", default_value = "chain,net,personal", value_parser = module_list)]
     pub wsapi: String,
     /// Allowed WebSocket Origin values, comma-separated (`*` for any; empty:
     /// `http://localhost` and `http://<hostname>`)
@@ -93,22 +103,23 @@ pub struct Config {
     )]
     pub wsmaxsubscriptionperconn: i32,
 
-    /// How long an HTTP request may take to arrive (head and body) before it is answered 408,
-    /// in seconds; under 1 means the default
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
-    pub rpcreadtimeout: u64,
-    /// How long writing an HTTP response may take before the connection is dropped, in
-    /// seconds; under 1 means the default
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
-    pub rpcwritetimeout: u64,
-    /// How long a kept-alive HTTP connection may sit idle between requests, in seconds; under 1
-    /// means the default
-    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
-    pub rpcidletimeout: u64,
+    /// How long an HTTP request may take to arrive (head and body) before it is answered 408
+    /// (seconds, or e.g. 90s, 1m30s); under 1s means the default
+    #[arg(long, value_name = "DURATION", default_value = "30", value_parser = parse_option)]
+    pub rpcreadtimeout: Duration,
+    /// How long writing an HTTP response may take before the connection is dropped (seconds,
+    /// or e.g. 90s, 1m30s); under 1s means the default
+    #[arg(long, value_name = "DURATION", default_value = "30", value_parser = parse_option)]
+    pub rpcwritetimeout: Duration,
+    /// How long a kept-alive HTTP connection may sit idle between requests (seconds, or e.g.
+    /// 90s, 2m); under 1s means the default
+    #[arg(long, value_name = "DURATION", default_value = "120", value_parser = parse_option)]
+    pub rpcidletimeout: Duration,
     /// How long an HTTP call may run before its request is answered 503 `timeout` (the call
-    /// itself runs on; the connection stays usable), in seconds; under 1 means the default
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
-    pub rpcexecutiontimeout: u64,
+    /// itself runs on; the connection stays usable) (seconds, or e.g. 90s, 1m30s); under 1s
+    /// means the default
+    #[arg(long, value_name = "DURATION", default_value = "30", value_parser = parse_option)]
+    pub rpcexecutiontimeout: Duration,
 
     /// IPC socket path; a bare file name is placed in the data directory [default:
     /// DATADIR/chaind.ipc]
@@ -145,11 +156,11 @@ pub struct Config {
     #[arg(long)]
     pub nodiscover: bool,
     /// Network id (answered by net_version)
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, global = true)]
     pub networkid: u64,
     /// Chain id of the --dev chain (signatures carry it; a data directory keeps the chain it
     /// was first started with)
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, global = true)]
     pub chainid: u64,
     /// Node private key file, 64 hex digits (default <datadir>/nodekey, created when
     /// missing; a file named here must exist)
@@ -159,26 +170,34 @@ pub struct Config {
     /// Single-node developer network; on a fresh data directory the keystore gets one
     /// developer account whose passphrase is the empty string, its key file written with
     /// the lightest scrypt parameters (N=2, r=8, p=1): an empty passphrase gains nothing
-    /// from a costly KDF, and the key is read at every start
-    #[arg(long)]
+    /// from a costly KDF, and the key is read at every start (for chaind import, see its
+    /// --help)
+    #[arg(long, global = true)]
     pub dev: bool,
-    /// With --dev: seal at most every N seconds, 0 = as soon as transactions are pending
-    #[arg(long = "dev.period", value_name = "SECONDS", default_value_t = 0)]
-    pub dev_period: u64,
+    /// With --dev: seal at most once per DURATION (seconds, or e.g. 500ms, 2s), 0 = as soon
+    /// as transactions are pending
+    #[arg(
+        long = "dev.period",
+        value_name = "DURATION",
+        default_value = "0",
+        value_parser = parse_option
+    )]
+    pub dev_period: Duration,
     /// Size of the in-memory trie-node cache in MB, 0 disables it
     #[arg(
         long = "state.trie-cache-limit",
         value_name = "MB",
-        default_value_t = 512
+        default_value_t = 512,
+        global = true
     )]
     pub trie_cache_limit: u64,
-    /// Also save the trie-node cache to <datadir>/fastcache periodically, e.g. 1h or 1h30m;
-    /// 0 = never
+    /// Also save the trie-node cache to <datadir>/fastcache periodically (seconds, or e.g. 1h,
+    /// 1h30m); 0 = never
     #[arg(
         long = "state.trie-cache-save-period",
         value_name = "DURATION",
         default_value = "0",
-        value_parser = parse_duration
+        value_parser = parse_option
     )]
     pub trie_cache_save_period: Duration,
 
@@ -187,57 +206,32 @@ pub struct Config {
     #[arg(long)]
     pub allow_insecure_unlock: bool,
     /// Serve the unsafe debug methods (debug_setHead, debug_verbosity, debug_memStats,
-    /// debug_gcStats) over IPC only; HTTP and WebSocket keep the safe subset
+    /// debug_gcStats, debug_printBlock, debug_traceBlockFromFile,
+    /// debug_standardTraceBlockToFile) over IPC only; HTTP and WebSocket keep the safe subset
     #[arg(long = "rpc.unsafe-debug.disable")]
     pub unsafe_debug_disable: bool,
+    /// Enable metrics collection and reporting: RPC calls per method and transport, blocks
+    /// and transactions sealed and imported (debug_metrics shows them; --prometheus serves
+    /// them)
+    #[arg(long)]
+    pub metrics: bool,
+    /// Enable prometheus exporter: with --metrics, serve the metrics at
+    /// http://127.0.0.1:PORT/metrics (loopback only); without --metrics nothing listens
+    #[arg(long)]
+    pub prometheus: bool,
+    /// Prometheus exporter listening port (0 = any free port)
+    #[arg(long, value_name = "PORT", default_value_t = 61001)]
+    pub prometheusport: u16,
+
     /// Log level: 0 silent, 1 error, 2 warn, 3 info, 4 debug, 5 trace
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=5))]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=5), global = true)]
     pub verbosity: u8,
 }
 
-/// A duration as the reference's flags take it: `0`, or one or more decimal numbers (a
-/// fraction allowed), each with a unit `ns`, `us` (or `µs`), `ms`, `s`, `m` or `h`, as in
-/// `1h`, `1h30m`, `1.5s`. No sign.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration {s:?}: use e.g. 0, 90s, 30m, 1h or 1h30m");
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let mut rest = s;
-    let mut nanos: f64 = 0.0;
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
-        let (num, tail) = rest.split_at(num_len);
-        if num.is_empty() || num == "." || num.matches('.').count() > 1 {
-            return Err(bad());
-        }
-        let value: f64 = num.parse().map_err(|_| bad())?;
-        let unit_len = tail
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(tail.len());
-        let (unit, tail) = tail.split_at(unit_len);
-        let scale = match unit {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return Err(bad()),
-        };
-        nanos += value * scale;
-        rest = tail;
-    }
-    // The reference's durations are signed 64-bit nanosecond counts.
-    if nanos > i64::MAX as f64 {
-        return Err(format!("invalid duration {s:?}: too large"));
-    }
-    Ok(Duration::from_nanos(nanos.round() as u64))
+/// A `--rpcapi`/`--wsapi` list, checked: every name a module of this node or of the
+/// reference ([`crate::api::spec::resolve_modules`]).
+fn module_list(s: &str) -> Result<String, String> {
+    crate::api::spec::resolve_modules(s).map(|_| s.to_string())
 }
 
 /// A configuration-file problem, with its line number.
@@ -424,6 +418,19 @@ pub fn config_file_args(path: &Path) -> Result<Vec<String>, ConfigError> {
             | "WS_ADDR"
             | "WS_PORT"
             | "WS_ORIGINS" => Vec::new(),
+            // The reference's launcher: `--metrics`, `--prometheus` when set to 1.
+            "METRICS" | "PROMETHEUS" => {
+                let on = file_bool(key, value).map_err(|message| ConfigError::Syntax {
+                    path: path.into(),
+                    line: *line,
+                    message,
+                })?;
+                if on {
+                    vec![format!("--{}", key.to_ascii_lowercase())]
+                } else {
+                    Vec::new()
+                }
+            }
             "PORT" => flag("port"),
             "NETWORK_ID" => flag("networkid"),
             "DATA_DIR" => flag("datadir"),
@@ -508,7 +515,9 @@ pub enum Subcommand {
     },
     /// Write the canonical blocks FIRST..LAST (default: all) of the data directory's chain to
     /// FILE as concatenated block RLP (gzip when FILE ends with .gz); never overwrites FILE.
-    /// The node must not be running on the data directory
+    /// A LAST past the head exports up to the head, with a warning naming it; a FIRST past the
+    /// head is an error. FILE appears only once whole: SIGINT or SIGTERM stops the export at
+    /// once and removes what was written. The node must not be running on the data directory
     Export {
         #[arg(value_name = "FILE")]
         file: PathBuf,
@@ -518,8 +527,14 @@ pub enum Subcommand {
         last: Option<u64>,
     },
     /// Import the blocks of FILE (written by export; .gz: gzip) that the data directory's
-    /// chain lacks, each fully checked, in batches of 2,500; nothing is deleted. The node must
-    /// not be running on the data directory
+    /// chain lacks, each fully checked, in batches of 2,500; nothing is deleted. SIGINT or
+    /// SIGTERM is said at once and stops it once the blocks already checked are stored (whole
+    /// blocks: the head is the last of them); a second signal ends it at once. With --dev on a
+    /// data directory without a chain, FILE must start with the genesis block of a --dev chain
+    /// (as chaind export of a --dev data directory writes it): that genesis is written first,
+    /// as chaind init would, and a node there serves the chain (it seals with --dev once the
+    /// keystore holds that chain's developer key, passphrase empty); an import that then
+    /// stores no block removes it again. The node must not be running on the data directory
     Import {
         #[arg(value_name = "FILE")]
         file: PathBuf,
@@ -558,31 +573,35 @@ impl Config {
         <Config as CommandFactory>::command()
     }
 
-    /// `--rpcexecutiontimeout` as a duration (under 1 s: the default 30 s, as the reference).
+    /// `--rpcexecutiontimeout` (under 1 s: the default 30 s, as the reference).
     pub fn execution_timeout(&self) -> Duration {
-        seconds_or(self.rpcexecutiontimeout, 30)
+        at_least_a_second_or(self.rpcexecutiontimeout, 30)
     }
 
-    /// `--rpcreadtimeout` as a duration (under 1 s: the default 30 s).
+    /// `--rpcreadtimeout` (under 1 s: the default 30 s).
     pub fn read_timeout(&self) -> Duration {
-        seconds_or(self.rpcreadtimeout, 30)
+        at_least_a_second_or(self.rpcreadtimeout, 30)
     }
 
-    /// `--rpcwritetimeout` as a duration (under 1 s: the default 30 s).
+    /// `--rpcwritetimeout` (under 1 s: the default 30 s).
     pub fn write_timeout(&self) -> Duration {
-        seconds_or(self.rpcwritetimeout, 30)
+        at_least_a_second_or(self.rpcwritetimeout, 30)
     }
 
-    /// `--rpcidletimeout` as a duration (under 1 s: the default 120 s).
+    /// `--rpcidletimeout` (under 1 s: the default 120 s).
     pub fn idle_timeout(&self) -> Duration {
-        seconds_or(self.rpcidletimeout, 120)
+        at_least_a_second_or(self.rpcidletimeout, 120)
     }
 }
 
-/// `secs` seconds, or `default` seconds when `secs` is 0 (the reference replaces any value
+/// `d`, or `default` seconds when `d` is under one second (the reference replaces any value
 /// under one second by the default).
-fn seconds_or(secs: u64, default: u64) -> Duration {
-    Duration::from_secs(if secs == 0 { default } else { secs })
+fn at_least_a_second_or(d: Duration, default: u64) -> Duration {
+    if d < Duration::from_secs(1) {
+        Duration::from_secs(default)
+    } else {
+        d
+    }
 }
 
 #[cfg(test)]
@@ -722,10 +741,37 @@ mod tests {
     }
 
     #[test]
+    fn metrics_flags_and_the_launcher_switches() {
+        let c = try_parse(&[]).unwrap();
+        assert!(!c.metrics && !c.prometheus);
+        assert_eq!(c.prometheusport, 61001);
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("chaind.conf");
+        std::fs::write(&f, "METRICS=1\nPROMETHEUS=true\n").unwrap();
+        assert_eq!(
+            config_file_args(&f).unwrap(),
+            vec!["--metrics", "--prometheus"]
+        );
+        std::fs::write(&f, "METRICS=0\nPROMETHEUS=false\n").unwrap();
+        assert!(config_file_args(&f).unwrap().is_empty());
+        std::fs::write(&f, "# c\nPROMETHEUS=on\n").unwrap();
+        assert_eq!(
+            config_file_args(&f).unwrap_err().to_string(),
+            format!(
+                "{}:2: PROMETHEUS: invalid value \"on\": use true, false, 1 or 0",
+                f.display()
+            )
+        );
+    }
+
+    #[test]
     fn timeouts_under_a_second_are_the_defaults() {
         let c = try_parse(&["--rpcexecutiontimeout", "0", "--rpcidletimeout", "5"]).unwrap();
         assert_eq!(c.execution_timeout(), Duration::from_secs(30));
         assert_eq!(c.idle_timeout(), Duration::from_secs(5));
+        let c = try_parse(&["--rpcreadtimeout", "500ms", "--rpcwritetimeout", "1.5s"]).unwrap();
+        assert_eq!(c.read_timeout(), Duration::from_secs(30));
+        assert_eq!(c.write_timeout(), Duration::from_millis(1500));
         assert_eq!(
             try_parse(&[]).unwrap().read_timeout(),
             Duration::from_secs(30)
@@ -735,27 +781,73 @@ mod tests {
     }
 
     #[test]
-    fn durations_as_the_reference_writes_them() {
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("3us"), Ok(Duration::from_micros(3)));
-        for bad in [
-            "",
-            "10",
-            "-1h",
-            "h",
-            "1x",
-            "1.2.3s",
-            "1h 30m",
-            ".s",
-            "1e3s",
-            "9999999999h",
-        ] {
-            assert!(parse_duration(bad).is_err(), "{bad:?}");
+    fn every_duration_option_takes_seconds_and_units() {
+        let durations: Vec<String> = Config::command()
+            .get_arguments()
+            .filter(|a| {
+                a.get_value_names()
+                    .is_some_and(|v| v.iter().any(|n| n == "DURATION" || n == "SECONDS"))
+            })
+            .map(|a| format!("--{}", a.get_long().unwrap()))
+            .collect();
+        assert_eq!(
+            durations,
+            [
+                "--rpcreadtimeout",
+                "--rpcwritetimeout",
+                "--rpcidletimeout",
+                "--rpcexecutiontimeout",
+                "--dev.period",
+                "--state.trie-cache-save-period"
+            ]
+        );
+        let of = |c: &Config, flag: &str| match flag {
+            "--rpcreadtimeout" => c.read_timeout(),
+            "--rpcwritetimeout" => c.write_timeout(),
+            "--rpcidletimeout" => c.idle_timeout(),
+            "--rpcexecutiontimeout" => c.execution_timeout(),
+            "--dev.period" => c.dev_period,
+            _ => c.trie_cache_save_period,
+        };
+        for flag in &durations {
+            for (text, secs) in [("90", 90), ("90s", 90), ("1m30s", 90), ("1h", 3600)] {
+                let c = try_parse(&[flag, text]).unwrap();
+                assert_eq!(of(&c, flag), Duration::from_secs(secs), "{flag} {text}");
+            }
+            let e = try_parse(&[flag, "soon"]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{flag}");
+            assert!(
+                e.to_string().contains(
+                    "invalid duration \"soon\": use seconds (30, 0.5) or numbers with units"
+                ),
+                "{e}"
+            );
         }
+        // The configuration file's timeouts take the same forms.
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("chaind.conf");
+        std::fs::write(
+            &f,
+            "RPC_ENABLE=1\nRPC_READ_TIMEOUT=1m30s\nRPC_IDLE_TIMEOUT=45\nADDITIONAL=\"--dev.period 2s\"\n",
+        )
+        .unwrap();
+        let argv: Vec<String> = ["chaind", "--config", f.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let c = Config::from_argv(&argv).unwrap();
+        assert_eq!(c.read_timeout(), Duration::from_secs(90));
+        assert_eq!(c.idle_timeout(), Duration::from_secs(45));
+        assert_eq!(c.dev_period, Duration::from_secs(2));
+        std::fs::write(&f, "RPC_ENABLE=1\nRPC_WRITE_TIMEOUT=1x\n").unwrap();
+        let e = config_file_args(&f).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{}:2: RPC_WRITE_TIMEOUT: invalid value '1x' for '--rpcwritetimeout <DURATION>': invalid duration \"1x\"",
+                f.display()
+            )),
+            "{e}"
+        );
     }
 
     fn try_parse(args: &[&str]) -> Result<Config, clap::Error> {

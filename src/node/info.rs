@@ -12,7 +12,7 @@ use crate::p2p::identity::NodeIdentity;
 
 /// The BFT parameters the chain runs with: a week of blocks per epoch (the reference's
 /// default), round-robin proposers, a committee of one (the `--dev` validator).
-const ISTANBUL: (u64, u64, u64) = (604_800, 0, 1);
+pub const ISTANBUL: (u64, u64, u64) = (604_800, 0, 1);
 
 /// The node as `admin_nodeInfo` describes it.
 pub struct LocalNode {

@@ -15,14 +15,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use config::Config;
 
-use crate::api::admin::{split_list, AdminApi, EndpointRequest, Endpoints};
+use crate::api::admin::{
+    split_list, AdminApi, EndpointInfo, EndpointRequest, Endpoints, RunningEndpoints,
+};
 use crate::api::chain::{ChainApi, ChainFeeds, NotificationPump};
 use crate::api::error::{AdminError, Result as ApiResult};
 use crate::api::net::NetApi;
 use crate::api::personal::PersonalApi;
 use crate::api::{rpc::RpcApi, web3::Web3Api, Apis};
 use crate::chain::genesis::Genesis;
-use crate::chain::Chain;
+use crate::chain::{Chain, DEFAULT_NODE_CACHE_BYTES};
 use crate::crypto::Address;
 use crate::datadir::{atomic, DataDir, DatadirLock};
 use crate::events::Bus;
@@ -31,7 +33,7 @@ use crate::keystore::{Keystore, ScryptParams};
 use crate::rpc::endpoint::{bind_address, Endpoint, HttpConfig, IpcConfig, WsConfig};
 use crate::rpc::http::HttpServer;
 use crate::rpc::ipc::IpcServer;
-use crate::rpc::server::{parse_module_list, DEFAULT_LIMITS};
+use crate::rpc::server::DEFAULT_LIMITS;
 use crate::rpc::ws::WsServer;
 use crate::rpc::{Dispatcher, Registry, SubscriptionLimit, Transport};
 use crate::service::{Service, Services};
@@ -52,17 +54,22 @@ pub enum StartError {
     Chain(#[from] crate::chain::ChainError),
 }
 
-/// One running endpoint and the `host:port` it was started with.
+/// One running endpoint, the `host:port` it was started with and the modules it offers.
 struct Running {
     given: String,
     endpoint: Box<dyn Endpoint>,
+    apis: BTreeSet<String>,
+    registry: Arc<Registry>,
 }
+
+/// The running IPC endpoint and the registry it serves (told when it closes).
+type RunningIpc = (Box<dyn Endpoint>, Arc<Registry>);
 
 /// The node's endpoints; `admin_*` opens and closes HTTP and WebSocket through it.
 pub struct EndpointSet {
     http: Mutex<Option<Running>>,
     ws: Mutex<Option<Running>>,
-    ipc: Mutex<Option<Box<dyn Endpoint>>>,
+    ipc: Mutex<Option<RunningIpc>>,
     /// The configured virtual hosts (`--rpcvhosts`): what `admin_startHTTP` allows when its
     /// `vhosts` argument is omitted, as in the reference.
     vhosts: Vec<String>,
@@ -131,25 +138,30 @@ impl EndpointSet {
 
     /// Opens the IPC endpoint at `path`.
     pub fn start_ipc(&self, path: &Path, registry: Arc<Registry>) -> Result<(), String> {
-        let d = Self::dispatcher(registry, Transport::Ipc, None, "", 0)?;
+        let d = Self::dispatcher(registry.clone(), Transport::Ipc, None, "", 0)?;
         let mut cfg = IpcConfig::new(path.to_path_buf());
         if let Some(n) = self.tuning.ipc_max_connections {
             cfg.max_connections = n;
         }
         let server = IpcServer::start(&cfg, d)
             .map_err(|e| format!("cannot open IPC endpoint {}: {e}", path.display()))?;
-        log::info("IPC endpoint opened", &[("url", &server.url())]);
-        *lock(&self.ipc) = Some(Box::new(server));
+        let url = server.url();
+        registry.endpoint_opened(Transport::Ipc, None);
+        *lock(&self.ipc) = Some((Box::new(server), registry));
+        // Logged once recorded: a script that waits for this line finds it in
+        // admin_endpoints.
+        log::info("IPC endpoint opened", &[("url", &url)]);
         Ok(())
     }
 
     /// Closes every endpoint.
     pub fn stop_all(&self) {
-        let _ = Self::stop(&self.http, "HTTP");
-        let _ = Self::stop(&self.ws, "WebSocket");
-        if let Some(e) = lock(&self.ipc).take() {
+        let _ = Self::stop(&self.http, "HTTP", Transport::Http);
+        let _ = Self::stop(&self.ws, "WebSocket", Transport::Ws);
+        if let Some((e, registry)) = lock(&self.ipc).take() {
             let url = e.url();
             e.stop();
+            registry.endpoint_closed(Transport::Ipc);
             log::info("IPC endpoint closed", &[("url", &url)]);
         }
     }
@@ -186,7 +198,7 @@ impl Endpoints for EndpointSet {
     }
 
     fn stop_http(&self) -> ApiResult<()> {
-        Self::stop(&self.http, "HTTP")
+        Self::stop(&self.http, "HTTP", Transport::Http)
     }
 
     fn start_ws(&self, req: EndpointRequest, registry: Arc<Registry>) -> ApiResult<()> {
@@ -205,7 +217,28 @@ impl Endpoints for EndpointSet {
     }
 
     fn stop_ws(&self) -> ApiResult<()> {
-        Self::stop(&self.ws, "WebSocket")
+        Self::stop(&self.ws, "WebSocket", Transport::Ws)
+    }
+
+    fn running(&self) -> RunningEndpoints {
+        let info = |slot: &Mutex<Option<Running>>| {
+            lock(slot).as_ref().map(|r| {
+                let mut apis: BTreeSet<String> = r.apis.clone();
+                apis.insert("rpc".into());
+                EndpointInfo {
+                    url: r.endpoint.url(),
+                    apis: Some(apis.into_iter().collect()),
+                }
+            })
+        };
+        RunningEndpoints {
+            http: info(&self.http),
+            ws: info(&self.ws),
+            ipc: lock(&self.ipc).as_ref().map(|(e, _)| EndpointInfo {
+                url: e.url(),
+                apis: None,
+            }),
+        }
     }
 }
 
@@ -230,7 +263,7 @@ impl EndpointSet {
             .into());
         }
         let d = Self::dispatcher(
-            registry,
+            registry.clone(),
             transport,
             Some(req.apis.clone()),
             &req.host,
@@ -238,23 +271,34 @@ impl EndpointSet {
         )
         .map_err(AdminError::Open)?;
         let endpoint = open(&req, d).map_err(|e| AdminError::Open(e.to_string()))?;
-        let apis: Vec<&str> = req.apis.iter().map(String::as_str).collect();
-        log::info(
-            &format!("{name} endpoint opened"),
-            &[("url", &endpoint.url()), ("apis", &apis.join(","))],
-        );
+        let apis = req.apis.iter().cloned().collect::<Vec<_>>().join(",");
+        let url = endpoint.url();
+        registry.endpoint_opened(transport, Some(req.apis.clone()));
         *slot = Some(Running {
             given: format!("{}:{}", req.host, req.port),
             endpoint,
+            apis: req.apis,
+            registry,
         });
+        // The URL holds the port actually bound: the line a script greps for port 0, logged
+        // once admin_endpoints shows it too.
+        log::info(
+            &format!("{name} endpoint opened"),
+            &[("url", &url), ("apis", &apis)],
+        );
         Ok(())
     }
 
     /// Stops the `name` endpoint of `slot`: `<name> RPC not running` when none runs.
-    fn stop(slot: &Mutex<Option<Running>>, name: &'static str) -> ApiResult<()> {
+    fn stop(
+        slot: &Mutex<Option<Running>>,
+        name: &'static str,
+        transport: Transport,
+    ) -> ApiResult<()> {
         let r = lock(slot).take().ok_or(AdminError::NotRunning(name))?;
         let url = r.endpoint.url();
         r.endpoint.stop();
+        r.registry.endpoint_closed(transport);
         log::info(&format!("{name} endpoint closed"), &[("url", &url)]);
         Ok(())
     }
@@ -300,6 +344,59 @@ impl Service for EndpointService {
 
     fn stop(&mut self) {
         self.set.stop_all();
+    }
+}
+
+/// The modules a `--rpcapi`/`--wsapi` list offers, its notes about the reference's module
+/// names logged. The configuration was checked at parse time ([`Config::check`]), so an
+/// unknown name cannot reach here; were one to, it would offer nothing.
+fn module_list(text: &str) -> BTreeSet<String> {
+    match crate::api::spec::resolve_modules(text) {
+        Ok(list) => {
+            for w in &list.warnings {
+                log::warn("Module list", &[("note", w)]);
+            }
+            list.offered
+        }
+        Err(e) => {
+            log::error("Module list", &[("err", &e)]);
+            BTreeSet::new()
+        }
+    }
+}
+
+/// What `admin_nodeConfig` shows of `cfg`: the node's network id, its chain's unit price,
+/// the validator it seals as (`sealing_as`), its trie-node cache and BFT settings.
+fn node_config(
+    cfg: &Config,
+    datadir: &Path,
+    chain: Option<&Chain>,
+    sealing_as: Option<crate::crypto::Address>,
+) -> crate::api::admin::NodeConfigJson {
+    use crate::api::admin::{IstanbulNodeConfig, NodeConfigJson, TrieNodeCacheJson};
+    NodeConfigJson {
+        network_id: cfg.networkid,
+        sync_mode: "full",
+        no_pruning: true,
+        worker_disable: sealing_as.is_none(),
+        sender_tx_hash_indexing: false,
+        parallel_db_write: false,
+        trie_node_cache: TrieNodeCacheJson {
+            cache_type: "LocalCache",
+            local_cache_size_mib: cfg.trie_cache_limit,
+            fast_cache_file_dir: datadir.join("fastcache").display().to_string(),
+            fast_cache_save_period: u64::try_from(cfg.trie_cache_save_period.as_nanos())
+                .unwrap_or(u64::MAX),
+        },
+        gas_price: chain.map(Chain::unit_price),
+        rewardbase: sealing_as.unwrap_or_default(),
+        istanbul: IstanbulNodeConfig {
+            block_period: cfg.dev_period.as_secs(),
+            proposer_policy: info::ISTANBUL.1,
+            epoch: info::ISTANBUL.0,
+            sub_group_size: info::ISTANBUL.2,
+        },
+        disable_unsafe_debug: cfg.unsafe_debug_disable,
     }
 }
 
@@ -367,7 +464,7 @@ impl Node {
                 sealer = Some(crate::chain::Sealer::new(
                     chain.clone(),
                     key,
-                    std::time::Duration::from_secs(cfg.dev_period),
+                    cfg.dev_period,
                 ));
             }
             Some(chain)
@@ -391,7 +488,7 @@ impl Node {
             sealer = Some(crate::chain::Sealer::new(
                 chain.clone(),
                 validator,
-                std::time::Duration::from_secs(cfg.dev_period),
+                cfg.dev_period,
             ));
             Some(chain)
         } else {
@@ -466,6 +563,11 @@ impl Node {
         let peers: Option<Arc<dyn crate::api::admin::Peers>> = p2p
             .clone()
             .map(|s| Arc::new(peers::ServerPeers(s)) as Arc<dyn crate::api::admin::Peers>);
+        let metrics = node_metrics(cfg, chain.as_ref(), peers.clone());
+        let sealing_as = sealer.as_ref().and_then(|s| s.validator());
+        let sync_status = p2p_sync
+            .clone()
+            .map(|p| Arc::new(peers::ProtocolSync(p)) as Arc<dyn crate::api::chain::SyncStatus>);
         let feeds = Arc::new(ChainFeeds::default());
         let filters = crate::api::filters::Filters::new();
         let apis = Apis {
@@ -477,14 +579,23 @@ impl Node {
                         p2p: p2p.clone(),
                     }))
                     .with_chain(chain.clone())
-                    .with_peers(peers.clone()),
+                    .with_peers(peers.clone())
+                    .with_node_config(node_config(cfg, &datadir, chain.as_deref(), sealing_as)),
             ),
-            chain: Arc::new(ChainApi::new(
-                keystore.clone(),
-                unlocked.clone(),
-                feeds.clone(),
+            chain: Arc::new(
+                ChainApi::new(
+                    keystore.clone(),
+                    unlocked.clone(),
+                    feeds.clone(),
+                    chain.clone(),
+                )
+                .with_sync(sync_status),
+            ),
+            consensus: Arc::new(crate::api::consensus::ConsensusApi::new(
                 chain.clone(),
+                sealing_as,
             )),
+            recover: Arc::new(crate::api::recover::RecoverApi::new(chain.clone())),
             contract: Arc::new(crate::api::contract::ContractApi::new(chain.clone())),
             logs: Arc::new(crate::api::logs::LogsApi::new(
                 chain.clone(),
@@ -500,12 +611,18 @@ impl Node {
                 .with_chain(chain.clone()),
             ),
             rpc: Arc::new(RpcApi),
-            debug: Arc::new(crate::api::debug::DebugApi::new(chain.clone())),
+            debug: Arc::new(crate::api::debug::DebugApi::new(
+                chain.clone(),
+                metrics.clone(),
+            )),
             txpool: Arc::new(crate::api::txpool::TxpoolApi::new(chain.clone())),
             web3: Arc::new(Web3Api),
         };
         let mut registry = Registry::new(limit);
         apis.register(&mut registry);
+        if metrics.collecting() {
+            registry.record_to(metrics.clone());
+        }
         if cfg.unsafe_debug_disable {
             // The reference's unsafe debug groups: IPC only (admin-and-rpc 5).
             for m in crate::api::debug::UNSAFE {
@@ -528,14 +645,14 @@ impl Node {
                 host: cfg.rpcaddr.clone(),
                 port: cfg.rpcport,
                 origins: split_list(&cfg.rpccorsdomain),
-                apis: parse_module_list(&cfg.rpcapi),
+                apis: module_list(&cfg.rpcapi),
                 vhosts: None,
             }),
             ws: cfg.ws.then(|| EndpointRequest {
                 host: cfg.wsaddr.clone(),
                 port: cfg.wsport,
                 origins: split_list(&cfg.wsorigins),
-                apis: parse_module_list(&cfg.wsapi),
+                apis: module_list(&cfg.wsapi),
                 vhosts: None,
             }),
         };
@@ -584,6 +701,20 @@ impl Node {
         if let Some(server) = p2p {
             plan.push(Box::new(crate::p2p::server::PeerService(server)));
         }
+        if cfg.prometheus && cfg.metrics {
+            // Before the endpoints: a script that waits for them finds this line logged.
+            plan.push(Box::new(crate::metrics::Exporter::new(
+                PROMETHEUS_HOST,
+                cfg.prometheusport,
+                metrics.clone(),
+            )));
+        } else if cfg.prometheus {
+            // The reference starts no exporter then either, silently.
+            log::warn(
+                "Prometheus endpoint not opened: --prometheus needs --metrics",
+                &[],
+            );
+        }
         plan.push(Box::new(endpoint_service));
         for s in plan {
             let started = lock(&node.services).start(s);
@@ -613,8 +744,36 @@ impl Node {
     }
 }
 
-/// On a fresh `--dev` data directory, creates the developer account (empty passphrase) and
-/// records its address in `<datadir>/dev-account`; later starts leave the keystore alone.
+/// Where the Prometheus endpoint listens. The reference listens on every interface and has
+/// no flag to choose; metrics tell anyone who can read them the node's load and peers, so
+/// ours stays on the loopback address (README, "Metrics").
+pub const PROMETHEUS_HOST: &str = "127.0.0.1";
+
+/// The node's metrics: collecting when `--metrics` is given, with samplers that read the
+/// chain's numbers and the peer count when someone looks. A chain given collects its sealed
+/// and imported blocks into them.
+fn node_metrics(
+    cfg: &Config,
+    chain: Option<&Arc<Chain>>,
+    peers: Option<Arc<dyn crate::api::admin::Peers>>,
+) -> Arc<crate::metrics::Metrics> {
+    let metrics = Arc::new(crate::metrics::Metrics::new(cfg.metrics));
+    if let Some(c) = chain {
+        if cfg.metrics {
+            c.record_to(metrics.clone());
+        }
+        // Weak: the chain holds the metrics, which must not keep the chain alive.
+        let c = Arc::downgrade(c);
+        metrics.add_sampler(Box::new(move |s| {
+            s.chain = c.upgrade().map(|c| c.metrics_sample());
+        }));
+    }
+    if let Some(p) = peers {
+        metrics.add_sampler(Box::new(move |s| s.peers = Some(p.count() as u64)));
+    }
+    metrics
+}
+
 /// The genesis file `chaind init` kept in the data directory.
 const INIT_GENESIS: &str = "genesis.json";
 
@@ -662,10 +821,27 @@ pub(crate) fn existing_genesis(
     Ok(Some(genesis))
 }
 
+/// Writes the block of `genesis` into the chain database of `layout` (refused when it holds
+/// another chain), keeps `file` (the genesis as a file) beside it for the node, and returns
+/// the chain opened with a trie-node cache of `cache` bytes. The caller holds the lock.
+fn write_genesis(
+    layout: &DataDir,
+    genesis: &Genesis,
+    file: &[u8],
+    cache: usize,
+) -> Result<Chain, StartError> {
+    let chain = Chain::open_with(&layout.chaindata(), genesis, cache)?;
+    atomic::write_atomic(&layout.chaindata().join(INIT_GENESIS), file, |_, _| {
+        Ok::<_, datadir::Error>(())
+    })?;
+    Ok(chain)
+}
+
 /// `chaind init GENESIS.json`: checks the file, writes its genesis block into the data
 /// directory (refused when it holds another chain), and keeps the file there for the node.
 /// Returns the exit code: 0, 2 for a bad file, 1 when the data directory cannot take it.
 pub fn init(cfg: &Config, genesis_file: &Path) -> i32 {
+    log::set_verbosity(cfg.verbosity);
     let bytes = match std::fs::read(genesis_file) {
         Ok(b) => b,
         Err(e) => {
@@ -687,10 +863,7 @@ pub fn init(cfg: &Config, genesis_file: &Path) -> i32 {
         .map_err(StartError::from)
         .and_then(|()| layout.lock().map_err(StartError::from))
         .and_then(|lock| {
-            let chain = Chain::open(&layout.chaindata(), &genesis)?;
-            atomic::write_atomic(&layout.chaindata().join(INIT_GENESIS), &bytes, |_, _| {
-                Ok::<_, datadir::Error>(())
-            })?;
+            let chain = write_genesis(&layout, &genesis, &bytes, DEFAULT_NODE_CACHE_BYTES)?;
             Ok((chain.genesis_hash()?, lock))
         });
     match opened {
@@ -793,6 +966,22 @@ fn bound_malloc_arenas() {
     }
 }
 
+/// A signal's name as `kill -l` gives it, with the `SIG` prefix: `SIGINT`, `SIGTERM`, ...,
+/// or `signal N` for one without a name here.
+pub(crate) fn signal_name(sig: i32) -> String {
+    use signal_hook::consts::*;
+    let name = match sig {
+        SIGHUP => "SIGHUP",
+        SIGINT => "SIGINT",
+        SIGQUIT => "SIGQUIT",
+        SIGTERM => "SIGTERM",
+        SIGUSR1 => "SIGUSR1",
+        SIGUSR2 => "SIGUSR2",
+        _ => return format!("signal {sig}"),
+    };
+    name.to_string()
+}
+
 /// Runs `chaind`: starts the node, waits for SIGINT or SIGTERM, shuts down. Returns the exit
 /// code.
 pub fn run(cfg: Config) -> i32 {
@@ -828,7 +1017,8 @@ pub fn run(cfg: Config) -> i32 {
         &[("datadir", &node.datadir.display().to_string())],
     );
     let sig = signals.forever().next();
-    log::info("Shutting down", &[("signal", &format!("{sig:?}"))]);
+    let name = sig.map_or_else(|| "a signal".to_string(), signal_name);
+    log::info(&format!("Received {name}, shutting down"), &[]);
     node.stop();
     0
 }

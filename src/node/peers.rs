@@ -1,12 +1,15 @@
 //! The peer server as the `admin` and `net` namespaces see it: [`Peers`] over
-//! [`PeerServer`], turning each connected peer into its `admin_peers` object.
+//! [`PeerServer`], turning each connected peer into its `admin_peers` object; and the chain's
+//! sync from peers as `chain_syncing` sees it ([`SyncStatus`] over [`ChainProtocol`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::api::admin::{PeerInfo, PeerNetwork, PeerProtocol, Peers};
+use crate::api::chain::SyncStatus;
 use crate::p2p::peer::{Peer, PeerSet};
 use crate::p2p::server::PeerServer;
+use crate::p2p::sync::{ChainProtocol, SyncProgress};
 use crate::p2p::url::{NodeId, NodeUrl};
 use crate::p2p::wire::PROTOCOL_NAME;
 
@@ -54,6 +57,15 @@ impl Peers for ServerPeers {
 
     fn remove(&self, id: NodeId) -> bool {
         self.0.remove_static(id)
+    }
+}
+
+/// [`SyncStatus`] backed by the chain's peer protocol.
+pub struct ProtocolSync(pub Arc<ChainProtocol>);
+
+impl SyncStatus for ProtocolSync {
+    fn progress(&self) -> Option<SyncProgress> {
+        self.0.progress()
     }
 }
 

@@ -158,6 +158,17 @@ pub fn bad_block_reason(number: u64, why: &str) -> String {
     )
 }
 
+/// Where a running sync is: block numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncProgress {
+    /// Our head when the sync started.
+    pub starting: u64,
+    /// Our head now.
+    pub current: u64,
+    /// The head of the peer it syncs from.
+    pub highest: u64,
+}
+
 /// What this node knows of one peer.
 struct PeerState {
     peer: Arc<Peer>,
@@ -197,6 +208,8 @@ pub struct ChainProtocol {
     sync_cv: Condvar,
     /// The peer a sync waits on for `Blocks`, and where its answers go.
     expecting: Mutex<Option<(Arc<Peer>, Answers)>>,
+    /// The sync running now: the head it started from and the peer it syncs from.
+    syncing: Mutex<Option<(u64, Arc<Peer>)>>,
     serve: SyncSender<ServeJob>,
     txs_in: SyncSender<Vec<Transaction>>,
     queues: Mutex<Option<Queues>>,
@@ -249,6 +262,7 @@ impl ChainProtocol {
             sync_wanted: Mutex::new(false),
             sync_cv: Condvar::new(),
             expecting: Mutex::new(None),
+            syncing: Mutex::new(None),
             serve,
             txs_in,
             queues: Mutex::new(Some(Queues {
@@ -258,6 +272,17 @@ impl ChainProtocol {
             newcomers: Mutex::new(Vec::new()),
             tx_events: Mutex::new(None),
             stopping: AtomicBool::new(false),
+        })
+    }
+
+    /// The sync running now, if any: the head it started from, our head, and the head of the
+    /// peer it syncs from (`chain_syncing`).
+    pub fn progress(&self) -> Option<SyncProgress> {
+        let (starting, peer) = lock(&self.syncing).clone()?;
+        Some(SyncProgress {
+            starting,
+            current: self.chain.head_number(),
+            highest: peer.head().number,
         })
     }
 
@@ -403,9 +428,11 @@ impl ChainProtocol {
         let start = self.chain.head_number();
         let started = Instant::now();
         let (tx, rx) = mpsc::channel();
+        *lock(&self.syncing) = Some((start, peer.clone()));
         *lock(&self.expecting) = Some((peer.clone(), tx));
         let end = self.run_sync(peer, &rx, stop);
         *lock(&self.expecting) = None;
+        *lock(&self.syncing) = None;
         let gained = self.chain.head_number().saturating_sub(start);
         if gained == 0 {
             let at = peer.head().number;

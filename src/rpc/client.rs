@@ -19,9 +19,15 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Why a call produced no result.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// The node answered with a JSON-RPC error object.
-    #[error("error {code}: {message}")]
-    Rpc { code: i64, message: String },
+    /// The node answered with a JSON-RPC error object. Printed as `error CODE: MESSAGE`,
+    /// with its `data` on the next line when it has some, and under a parameter error in
+    /// Go's words what the parameter takes ([`super::explain`]).
+    #[error("error {code}: {message}{}{}", data_line(.data), explain_line(*.code, .message))]
+    Rpc {
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
     /// No connection to `endpoint` could be made, or it broke.
     #[error("cannot reach the node at {endpoint}: {detail}")]
     Unreachable { endpoint: String, detail: String },
@@ -63,6 +69,22 @@ pub enum EndpointKind {
     Ipc,
 }
 
+/// The `data` of an error as the line printed under its message: `\n  data: TEXT` (a string
+/// as it is, other JSON compact), or nothing.
+fn explain_line(code: i64, message: &str) -> String {
+    super::explain::explain(code, message)
+        .map(|e| format!("\n  meaning: {e}"))
+        .unwrap_or_default()
+}
+
+fn data_line(data: &Option<Value>) -> String {
+    match data {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => format!("\n  data: {s}"),
+        Some(other) => format!("\n  data: {other}"),
+    }
+}
+
 /// The kind of `endpoint`: `http://` and `https://` are HTTP, `ws://` and `wss://` WebSocket,
 /// anything else the path of an IPC socket.
 pub fn endpoint_kind(endpoint: &str) -> EndpointKind {
@@ -74,6 +96,25 @@ pub fn endpoint_kind(endpoint: &str) -> EndpointKind {
     } else {
         EndpointKind::Ipc
     }
+}
+
+/// Whether `endpoint` is a node on this machine: an IPC socket, or an `http://`/`ws://`
+/// endpoint whose host is `localhost` or a loopback address (`127.0.0.0/8`, `[::1]`).
+pub fn is_local(endpoint: &str) -> bool {
+    if endpoint_kind(endpoint) == EndpointKind::Ipc {
+        return true;
+    }
+    let rest = endpoint.split_once("://").map_or(endpoint, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let host = match host_port.strip_prefix('[') {
+        Some(b) => b.split_once(']').map_or(b, |(h, _)| h),
+        None => host_port.rsplit_once(':').map_or(host_port, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 impl Client {
@@ -290,10 +331,15 @@ impl Client {
                     }
                     // Pings are answered by tungstenite itself.
                     Ok(_) => continue,
+                    // A read timeout, or a signal (ctrl-c) during a read with a timeout,
+                    // which the kernel never restarts: the caller looks again. tungstenite
+                    // resumes a frame after either.
                     Err(tungstenite::Error::Io(e))
                         if matches!(
                             e.kind(),
-                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                            io::ErrorKind::WouldBlock
+                                | io::ErrorKind::TimedOut
+                                | io::ErrorKind::Interrupted
                         ) =>
                     {
                         return Ok(None)
@@ -503,6 +549,7 @@ fn response_of(v: Value) -> Result<Value, ClientError> {
             (Some(code), Some(message)) => Err(ClientError::Rpc {
                 code,
                 message: message.to_string(),
+                data: err.get("data").cloned(),
             }),
             _ => Err(ClientError::Protocol(format!(
                 "malformed error object: {err}"
@@ -524,6 +571,30 @@ mod tests {
     use std::os::unix::net::UnixListener;
 
     #[test]
+    fn local_endpoints() {
+        for local in [
+            "/tmp/x/chaind.ipc",
+            "chaind.ipc",
+            "http://localhost:8551",
+            "http://LOCALHOST",
+            "http://127.0.0.1:8551/",
+            "ws://127.0.0.2:1",
+            "ws://[::1]:8552",
+            "http://u:p@127.0.0.1:1",
+        ] {
+            assert!(is_local(local), "{local}");
+        }
+        for remote in [
+            "http://10.0.0.1:8551",
+            "ws://node.example:8552",
+            "http://[fe80::1]:1",
+            "http://0.0.0.0:8551",
+        ] {
+            assert!(!is_local(remote), "{remote}");
+        }
+    }
+
+    #[test]
     fn endpoint_kinds() {
         assert_eq!(endpoint_kind("http://127.0.0.1:8551"), EndpointKind::Http);
         assert_eq!(endpoint_kind("HTTPS://example.org"), EndpointKind::Http);
@@ -540,11 +611,20 @@ mod tests {
         );
         match response_of(json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope"}}))
         {
-            Err(ClientError::Rpc { code, message }) => {
-                assert_eq!((code, message.as_str()), (-32601, "nope"))
-            }
+            Err(ClientError::Rpc {
+                code,
+                message,
+                data: None,
+            }) => assert_eq!((code, message.as_str()), (-32601, "nope")),
             other => panic!("{other:?}"),
         }
+        let e = response_of(json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope","data":"no such method"}})).unwrap_err();
+        assert_eq!(e.to_string(), "error -32601: nope\n  data: no such method");
+        let e = response_of(json!({"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted","data":{"a":1}}})).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "error 3: execution reverted\n  data: {\"a\":1}"
+        );
         assert!(matches!(
             response_of(json!({"id":1})),
             Err(ClientError::Protocol(_))
@@ -556,6 +636,7 @@ mod tests {
         let e = ClientError::Rpc {
             code: -32000,
             message: "x".into(),
+            data: None,
         };
         assert_eq!(e.to_string(), "error -32000: x");
     }

@@ -113,12 +113,18 @@ pub fn bind_address(host: &str, port: u16) -> io::Result<SocketAddr> {
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
-    (h, port).to_socket_addrs()?.next().ok_or_else(|| {
+    // A name that does not resolve reads as the reference's (Go's) resolver error.
+    let no_such_host = || {
         io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("cannot resolve host {host}"),
+            format!("listen tcp: lookup {host}: no such host"),
         )
-    })
+    };
+    (h, port)
+        .to_socket_addrs()
+        .map_err(|_| no_such_host())?
+        .next()
+        .ok_or_else(no_such_host)
 }
 
 /// A running transport endpoint. Dropping it does not stop it; call [`Endpoint::stop`].

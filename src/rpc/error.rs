@@ -5,14 +5,14 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// A JSON-RPC error: `{"code": .., "message": ..}`, with `data` when the method gives some
-/// (a contract's revert data).
+/// A JSON-RPC error: `{"code": .., "message": ..}`, with `data` when there is more to say (a
+/// contract's revert data; for -32601, which of its cases it is).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RpcError {
     pub code: i64,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<String>,
+    pub data: Option<serde_json::Value>,
 }
 
 pub const PARSE_ERROR: i64 = -32700;
@@ -30,8 +30,8 @@ impl RpcError {
         }
     }
 
-    /// This error with `data` (a 0x-hex string).
-    pub fn with_data(mut self, data: impl Into<String>) -> RpcError {
+    /// This error with `data` (a 0x-hex string, an explanation).
+    pub fn with_data(mut self, data: impl Into<serde_json::Value>) -> RpcError {
         self.data = Some(data.into());
         self
     }

@@ -7,6 +7,7 @@ pub mod client;
 mod conns;
 pub mod endpoint;
 pub mod error;
+pub mod explain;
 mod framing;
 mod gate;
 pub mod http;
@@ -20,7 +21,7 @@ mod wipe;
 pub mod ws;
 
 pub use error::RpcError;
-pub use params::{json_type, FromParam, HexBytes, Params};
+pub use params::{go_type_error, json_type, FromParam, HexBytes, Params};
 pub use pubsub::{
     Attachment, Connection, Feed, FeedKind, Notifier, SubscriptionKind, SubscriptionLimit,
 };

@@ -120,65 +120,76 @@ pub fn json_type(v: &Value) -> &'static str {
     }
 }
 
+/// Go's JSON decoder's text for a value of JSON type `got` that does not fit Go type `ty`
+/// (`json: cannot unmarshal number into Go value of type string`): the wire contract
+/// (DECISIONS.md, "Errors on the wire"); clients explain it to a person.
+pub fn go_type_error(got: &str, ty: &str) -> String {
+    format!("json: cannot unmarshal {got} into Go value of type {ty}")
+}
+
 impl FromParam for String {
-    /// A JSON string; `null` is `""`.
+    /// A JSON string (Go `string`); `null` is `""`.
     fn from_param(v: &Value) -> Result<String, String> {
         match v {
             Value::Null => Ok(String::new()),
             Value::String(s) => Ok(s.clone()),
-            other => Err(format!(
-                "cannot unmarshal {} into a string",
-                json_type(other)
-            )),
+            other => Err(go_type_error(json_type(other), "string")),
         }
     }
 }
 
 impl FromParam for bool {
+    /// A JSON boolean (Go `bool`); `null` is `false`.
     fn from_param(v: &Value) -> Result<bool, String> {
         match v {
             Value::Null => Ok(false),
             Value::Bool(b) => Ok(*b),
-            other => Err(format!("cannot unmarshal {} into a bool", json_type(other))),
+            other => Err(go_type_error(json_type(other), "bool")),
         }
     }
 }
 
-fn integer(v: &Value, min: i128, max: i128, what: &str) -> Result<i128, String> {
+/// A JSON integer from `min` to `max` read as Go reads it into type `ty` (`null` is 0; a
+/// fraction or a number out of range is `json: cannot unmarshal number <n> into Go value of
+/// type <ty>`).
+fn integer(v: &Value, min: i128, max: i128, ty: &str) -> Result<i128, String> {
     let n = match v {
         Value::Null => return Ok(0),
         Value::Number(n) => n,
-        other => return Err(format!("cannot unmarshal {} into {what}", json_type(other))),
+        other => return Err(go_type_error(json_type(other), ty)),
     };
     let x = if let Some(u) = n.as_u64() {
         u as i128
     } else if let Some(i) = n.as_i64() {
         i as i128
     } else {
-        return Err(format!("cannot unmarshal number {n} into {what}"));
+        return Err(go_type_error(&format!("number {n}"), ty));
     };
     if x < min || x > max {
-        return Err(format!("cannot unmarshal number {n} into {what}"));
+        return Err(go_type_error(&format!("number {n}"), ty));
     }
     Ok(x)
 }
 
 impl FromParam for u64 {
-    /// A JSON integer from 0 to 2^64-1 (`null` is 0).
+    /// A JSON integer from 0 to 2^64-1 (Go `uint64`; `null` is 0).
     fn from_param(v: &Value) -> Result<u64, String> {
-        integer(v, 0, u64::MAX as i128, "an unsigned 64-bit integer").map(|x| x as u64)
+        integer(v, 0, u64::MAX as i128, "uint64").map(|x| x as u64)
     }
 }
 
 impl FromParam for i32 {
+    /// A JSON integer of 32 bits (the reference's Go `int`).
     fn from_param(v: &Value) -> Result<i32, String> {
-        integer(v, i32::MIN as i128, i32::MAX as i128, "a 32-bit integer").map(|x| x as i32)
+        integer(v, i32::MIN as i128, i32::MAX as i128, "int").map(|x| x as i32)
     }
 }
 
 impl FromParam for u16 {
+    /// A port number: the reference takes a Go `int` (a number out of 0..=65535 is refused
+    /// with the same text).
     fn from_param(v: &Value) -> Result<u16, String> {
-        integer(v, 0, u16::MAX as i128, "a port number (0 to 65535)").map(|x| x as u16)
+        integer(v, 0, u16::MAX as i128, "int").map(|x| x as u16)
     }
 }
 
@@ -188,24 +199,19 @@ impl FromParam for Value {
     }
 }
 
-/// 0x-prefixed hex bytes (`""` and `"0x"` are empty), as the reference's decoder takes them.
+/// 0x-prefixed hex bytes (`""` and `"0x"` are empty), as the reference's decoder takes them
+/// (Go `hexutil.Bytes`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HexBytes(pub Vec<u8>);
 
 impl FromParam for HexBytes {
     fn from_param(v: &Value) -> Result<HexBytes, String> {
-        let s = match v {
-            Value::String(s) => s,
-            other => {
-                return Err(format!(
-                    "cannot unmarshal non-string ({}) into hex bytes",
-                    json_type(other)
-                ))
-            }
+        let Value::String(s) = v else {
+            return Err(go_type_error("non-string", "hexutil.Bytes"));
         };
         crate::crypto::decode_hex0x(s)
             .map(HexBytes)
-            .map_err(String::from)
+            .map_err(|m| go_type_error(m, "hexutil.Bytes"))
     }
 }
 
@@ -263,13 +269,13 @@ mod tests {
         assert!(p(json!([1, 2, 3])).at_most(0).is_ok());
         assert_eq!(
             p(json!([5])).required::<String>(0).unwrap_err().message,
-            "invalid argument 0: cannot unmarshal number into a string"
+            "invalid argument 0: json: cannot unmarshal number into Go value of type string"
         );
         assert_eq!(p(json!([null])).required::<String>(0).unwrap(), "");
         assert_eq!(p(json!([null])).optional::<u64>(0).unwrap(), None);
         assert_eq!(
             p(json!([-1])).required::<u64>(0).unwrap_err().message,
-            "invalid argument 0: cannot unmarshal number -1 into an unsigned 64-bit integer"
+            "invalid argument 0: json: cannot unmarshal number -1 into Go value of type uint64"
         );
         assert_eq!(p(json!([1.5])).required::<u64>(0).unwrap_err().code, -32602);
     }
@@ -290,18 +296,35 @@ mod tests {
         );
         assert_eq!(
             HexBytes::from_param(&json!("abcd")).unwrap_err(),
-            "hex string without 0x prefix"
+            "json: cannot unmarshal hex string without 0x prefix into Go value of type hexutil.Bytes"
         );
         assert_eq!(
             HexBytes::from_param(&json!("0xabc")).unwrap_err(),
-            "hex string of odd length"
+            "json: cannot unmarshal hex string of odd length into Go value of type hexutil.Bytes"
         );
         assert_eq!(
             HexBytes::from_param(&json!("0xzz")).unwrap_err(),
-            "invalid hex string"
+            "json: cannot unmarshal invalid hex string into Go value of type hexutil.Bytes"
         );
-        assert!(HexBytes::from_param(&json!(null))
-            .unwrap_err()
-            .starts_with("cannot unmarshal non-string"));
+        assert_eq!(
+            HexBytes::from_param(&json!(null)).unwrap_err(),
+            "json: cannot unmarshal non-string into Go value of type hexutil.Bytes"
+        );
+        assert_eq!(
+            bool::from_param(&json!("yes")).unwrap_err(),
+            "json: cannot unmarshal string into Go value of type bool"
+        );
+        assert_eq!(
+            u16::from_param(&json!("8551")).unwrap_err(),
+            "json: cannot unmarshal string into Go value of type int"
+        );
+        assert_eq!(
+            u16::from_param(&json!(70000)).unwrap_err(),
+            "json: cannot unmarshal number 70000 into Go value of type int"
+        );
+        assert_eq!(
+            i32::from_param(&json!(1.5)).unwrap_err(),
+            "json: cannot unmarshal number 1.5 into Go value of type int"
+        );
     }
 }

@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -14,13 +15,44 @@ use serde_json::Value;
 use super::error::RpcError;
 use super::params::Params;
 use super::pubsub::{Connection, SubscriptionKind, SubscriptionLimit};
+use crate::metrics::{CallMeter, Metrics};
 
 /// Which transport a call arrived on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Transport {
     Http,
     Ws,
     Ipc,
+}
+
+impl Transport {
+    /// Its name in metrics: `http`, `ws`, `ipc`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Transport::Http => "http",
+            Transport::Ws => "ws",
+            Transport::Ipc => "ipc",
+        }
+    }
+
+    /// The transport's name as people say it: `HTTP`, `WebSocket`, `IPC`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Http => "HTTP",
+            Transport::Ws => "WebSocket",
+            Transport::Ipc => "IPC",
+        }
+    }
+}
+
+/// One method's call meters, one per transport, made on first use.
+#[derive(Default)]
+struct Meters([OnceLock<CallMeter>; 3]);
+
+impl Meters {
+    fn get(&self, metrics: &Metrics, method: &str, transport: Transport) -> &CallMeter {
+        self.0[transport as usize].get_or_init(|| metrics.call_meter(method, transport.label()))
+    }
 }
 
 /// What a handler knows about the call besides its parameters.
@@ -54,11 +86,43 @@ struct Registered {
     /// Most positional parameters the method takes (more is `too many arguments`).
     max_params: usize,
     handler: Handler,
+    meters: Meters,
 }
 
 /// The module of a method name: the text before the first `_`.
 pub fn module_of(name: &str) -> &str {
     name.split_once('_').map_or(name, |(m, _)| m)
+}
+
+/// The name of `candidates` nearest to `name` in edit distance (ignoring case), when it is
+/// close enough to be a slip of the keyboard: at most a fifth of the name's length, at least
+/// one edit and at most three.
+pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_ascii_lowercase();
+    let limit = (name.chars().count() / 5).clamp(1, 3);
+    candidates
+        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, c)| c)
+}
+
+/// The Levenshtein distance between `a` and `b`, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// Every method and subscription kind of the node, registered once per module.
@@ -70,6 +134,22 @@ pub struct Registry {
     ipc_only: std::collections::HashSet<&'static str>,
     kinds: HashMap<(String, String), Arc<dyn SubscriptionKind>>,
     limit: SubscriptionLimit,
+    /// Where calls are counted (`--metrics`); `None`: not counted.
+    metrics: Option<Arc<Metrics>>,
+    /// Meters of `<module>_subscribe` and `<module>_unsubscribe` for the modules with
+    /// subscriptions, and of calls to methods that do not exist (`unknown`: a name an
+    /// attacker chooses is no label).
+    stream_meters: HashMap<String, Meters>,
+    unknown_meters: Meters,
+    /// Names known not to be built here (methods of another implementation this node is
+    /// compatible with): -32601 says so.
+    unbuilt: std::collections::HashSet<String>,
+    /// Module names another implementation uses for a module of ours (`klay` for `chain`):
+    /// -32601 for `klay_x` points to `chain_x`.
+    aliases: HashMap<String, &'static str>,
+    /// The modules each running endpoint offers (`None`: all), for -32601 to name the
+    /// transports that offer a module this endpoint does not.
+    open: std::sync::Mutex<std::collections::BTreeMap<Transport, Option<BTreeSet<String>>>>,
 }
 
 impl Registry {
@@ -92,6 +172,7 @@ impl Registry {
             Registered {
                 max_params,
                 handler,
+                meters: Meters::default(),
             },
         );
         assert!(prev.is_none(), "method {name} registered twice");
@@ -100,6 +181,88 @@ impl Registry {
     /// Serves `name` over IPC only: HTTP and WebSocket answer that it does not exist.
     pub fn restrict_to_ipc(&mut self, name: &'static str) {
         self.ipc_only.insert(name);
+    }
+
+    /// Marks `name` as a method this node knows of but does not build: a call of it is
+    /// answered -32601 saying so.
+    pub fn mark_unbuilt(&mut self, name: &str) {
+        self.unbuilt.insert(name.to_string());
+    }
+
+    /// Records that `other` is another implementation's name of module `ours`: a call of
+    /// `<other>_<m>` is answered -32601 pointing to `<ours>_<m>` when that exists.
+    pub fn alias_module(&mut self, other: &str, ours: &'static str) {
+        self.aliases.insert(other.to_string(), ours);
+    }
+
+    /// Records an endpoint of `transport` as running and offering `offered` (`None`: every
+    /// module), until [`Registry::endpoint_closed`].
+    pub fn endpoint_opened(&self, transport: Transport, offered: Option<BTreeSet<String>>) {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(transport, offered);
+    }
+
+    /// Records the endpoint of `transport` as closed.
+    pub fn endpoint_closed(&self, transport: Transport) {
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&transport);
+    }
+
+    /// The -32601 error for `method`, called on an endpoint of `transport`, with its `data`
+    /// saying which case it is: a method of a module this endpoint does not offer (naming the
+    /// running endpoints that offer it), a method this node knows of but does not build, or
+    /// no such method (with the nearest known name, when one is close).
+    fn method_not_found(&self, method: &str, transport: Transport) -> RpcError {
+        let e = RpcError::method_not_found(method);
+        if self.methods.contains_key(method) {
+            if self.ipc_only.contains(method) && transport != Transport::Ipc {
+                return e.with_data(format!(
+                    "{method} is served over IPC only on this node, not over {}",
+                    transport.name()
+                ));
+            }
+            let module = module_of(method);
+            let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+            let offering: Vec<&str> = open
+                .iter()
+                .filter(|(t, offered)| {
+                    **t != transport && offered.as_ref().is_none_or(|o| o.contains(module))
+                })
+                .map(|(t, _)| t.name())
+                .collect();
+            let elsewhere = if offering.is_empty() {
+                "no running endpoint of this node offers it".to_string()
+            } else {
+                format!("it is offered over {}", offering.join(" and "))
+            };
+            return e.with_data(format!(
+                "module {module} is not offered on this {} endpoint; {elsewhere}",
+                transport.name()
+            ));
+        }
+        if self.unbuilt.contains(method) {
+            return e.with_data(format!(
+                "{method} is a method of the reference node that this node does not build"
+            ));
+        }
+        if let Some((module, rest)) = method.split_once('_') {
+            if let Some(ours) = self.aliases.get(module) {
+                let twin = format!("{ours}_{rest}");
+                if self.methods.contains_key(twin.as_str()) {
+                    return e.with_data(format!(
+                        "no such method: this node serves the reference's {module} module as {ours}; did you mean {twin}?"
+                    ));
+                }
+            }
+        }
+        match nearest(method, self.methods.keys().copied()) {
+            Some(name) => e.with_data(format!("no such method; did you mean {name}?")),
+            None => e.with_data("no such method"),
+        }
     }
 
     /// Registers subscription `name` of `module` (`<module>_subscribe` with `[name, ...]`).
@@ -111,6 +274,28 @@ impl Registry {
     ) {
         self.kinds
             .insert((module.to_string(), name.to_string()), kind);
+        for m in ["subscribe", "unsubscribe"] {
+            self.stream_meters
+                .entry(format!("{module}_{m}"))
+                .or_default();
+        }
+    }
+
+    /// Counts every call from now on into `metrics`: per method and transport, a count and
+    /// the time to answer.
+    pub fn record_to(&mut self, metrics: Arc<Metrics>) {
+        self.metrics = Some(metrics);
+    }
+
+    /// The meter of `method`'s calls on `transport`.
+    fn meter(&self, metrics: &Metrics, method: &str, transport: Transport) -> &CallMeter {
+        if let Some(r) = self.methods.get(method) {
+            return r.meters.get(metrics, method, transport);
+        }
+        match self.stream_meters.get(method) {
+            Some(m) => m.get(metrics, method, transport),
+            None => self.unknown_meters.get(metrics, "unknown", transport),
+        }
     }
 
     pub fn limit(&self) -> &SubscriptionLimit {
@@ -574,8 +759,28 @@ impl Dispatcher {
     }
 
     /// [`Dispatcher::call`] with parameters that may have failed to decode: that error is
-    /// answered where the reference decodes them, after the method is found.
+    /// answered where the reference decodes them, after the method is found. Counted when
+    /// the registry records calls.
     fn call_decoded(
+        &self,
+        method: &str,
+        params: Result<Option<Value>, RpcError>,
+        conn: Option<&Arc<Connection>>,
+    ) -> Result<Value, RpcError> {
+        let Some(metrics) = self.registry.metrics.as_deref() else {
+            return self.run_call(method, params, conn);
+        };
+        let started = Instant::now();
+        let result = self.run_call(method, params, conn);
+        self.registry
+            .meter(metrics, method, self.transport)
+            .record(started.elapsed());
+        result
+    }
+
+    /// Runs one call: subscriptions, or method lookup (gated by module), parameter count,
+    /// the handler.
+    fn run_call(
         &self,
         method: &str,
         params: Result<Option<Value>, RpcError>,
@@ -588,12 +793,12 @@ impl Dispatcher {
             return self.subscribe(method, params, conn);
         }
         let Some(reg) = self.registry.methods.get(method) else {
-            return Err(RpcError::method_not_found(method));
+            return Err(self.registry.method_not_found(method, self.transport));
         };
         if !self.offers(module_of(method))
             || (self.transport != Transport::Ipc && self.registry.ipc_only.contains(method))
         {
-            return Err(RpcError::method_not_found(method));
+            return Err(self.registry.method_not_found(method, self.transport));
         }
         let params = Params::from_value(params?)?;
         params.at_most(reg.max_params)?;
@@ -819,6 +1024,103 @@ mod tests {
         );
     }
 
+    /// -32601 keeps the reference's text and says in `data` which case it is.
+    #[test]
+    fn method_not_found_says_which_case_it_is() {
+        let ok = || -> Handler { Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))) };
+        let mut r = Registry::default();
+        for name in [
+            "admin_addPeer",
+            "admin_peers",
+            "chain_blockNumber",
+            "debug_setHead",
+        ] {
+            r.register(name, 1, ok());
+        }
+        r.restrict_to_ipc("debug_setHead");
+        r.mark_unbuilt("governance_vote");
+        r.alias_module("klay", "chain");
+        let r = Arc::new(r);
+        let http = Dispatcher::new(
+            r.clone(),
+            Some(parse_module_list("chain,debug")),
+            Transport::Http,
+            false,
+            DEFAULT_LIMITS,
+        );
+        let data = |method: &str| -> String {
+            let e = http.call(method, None, None).unwrap_err();
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                (
+                    -32601,
+                    format!("the method {method} does not exist/is not available").as_str()
+                )
+            );
+            e.data.unwrap().as_str().unwrap().to_string()
+        };
+        // No such method: the nearest name when it is a slip of the keyboard.
+        assert_eq!(
+            data("admin_addPeeer"),
+            "no such method; did you mean admin_addPeer?"
+        );
+        assert_eq!(
+            data("chain_BlockNumbr"),
+            "no such method; did you mean chain_blockNumber?"
+        );
+        assert_eq!(data("foo_bar"), "no such method");
+        assert_eq!(
+            data("klay_blockNumber"),
+            "no such method: this node serves the reference's klay module as chain; did you mean chain_blockNumber?"
+        );
+        // A module this endpoint does not offer: where it is offered.
+        assert_eq!(
+            data("admin_peers"),
+            "module admin is not offered on this HTTP endpoint; no running endpoint of this node offers it"
+        );
+        r.endpoint_opened(Transport::Http, Some(parse_module_list("chain,debug")));
+        r.endpoint_opened(Transport::Ipc, None);
+        r.endpoint_opened(Transport::Ws, Some(parse_module_list("admin")));
+        assert_eq!(
+            data("admin_peers"),
+            "module admin is not offered on this HTTP endpoint; it is offered over WebSocket and IPC"
+        );
+        r.endpoint_closed(Transport::Ws);
+        assert_eq!(
+            data("admin_peers"),
+            "module admin is not offered on this HTTP endpoint; it is offered over IPC"
+        );
+        assert_eq!(
+            data("debug_setHead"),
+            "debug_setHead is served over IPC only on this node, not over HTTP"
+        );
+        // A method this node knows of but does not build.
+        assert_eq!(
+            data("governance_vote"),
+            "governance_vote is a method of the reference node that this node does not build"
+        );
+    }
+
+    #[test]
+    fn nearest_names_are_close_ones_only() {
+        let names = [
+            "personal_unlockAccount",
+            "personal_lockAccount",
+            "admin_peers",
+        ];
+        let near = |n: &str| nearest(n, names.iter().copied());
+        assert_eq!(
+            near("personal_unlockAcount"),
+            Some("personal_unlockAccount")
+        );
+        assert_eq!(near("PERSONAL_LOCKACCOUNT"), Some("personal_lockAccount"));
+        assert_eq!(near("admin_peer"), Some("admin_peers"));
+        assert_eq!(near("admin_pee"), None);
+        assert_eq!(near("x"), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
     #[test]
     fn methods_params_and_gating() {
         let d = dispatcher(Some("test"));
@@ -827,11 +1129,11 @@ mod tests {
         };
         assert_eq!(
             err(r#"{"jsonrpc":"2.0","id":1,"method":"test_nope","params":5}"#),
-            json!({"code":-32601,"message":"the method test_nope does not exist/is not available"})
+            json!({"code":-32601,"message":"the method test_nope does not exist/is not available","data":"no such method"})
         );
         assert_eq!(
             err(r#"{"jsonrpc":"2.0","id":1,"method":"other_x"}"#),
-            json!({"code":-32601,"message":"the method other_x does not exist/is not available"})
+            json!({"code":-32601,"message":"the method other_x does not exist/is not available","data":"module other is not offered on this HTTP endpoint; no running endpoint of this node offers it"})
         );
         assert_eq!(
             err(r#"{"jsonrpc":"2.0","id":1,"method":"test_echo","params":{}}"#),
@@ -882,7 +1184,7 @@ mod tests {
         );
         assert_eq!(
             err(r#"{"jsonrpc":"2.0","id":1,"method":"test_nope","params":[1e400]}"#),
-            json!({"code":-32601,"message":"the method test_nope does not exist/is not available"})
+            json!({"code":-32601,"message":"the method test_nope does not exist/is not available","data":"no such method"})
         );
         // Members of the wrong type: the id is still echoed byte for byte.
         assert_eq!(
@@ -1011,7 +1313,7 @@ mod tests {
         );
         assert_eq!(
             reply(&d, r#"[{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["a"]},{"jsonrpc":"2.0","method":"test_echo","params":["n"]},1,{"jsonrpc":"2.0","id":"b","method":"nope"}]"#).unwrap(),
-            r#"[{"jsonrpc":"2.0","id":1,"result":["a",null]},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"the method nope does not exist/is not available"}}]"#
+            r#"[{"jsonrpc":"2.0","id":1,"result":["a",null]},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"the method nope does not exist/is not available","data":"no such method"}}]"#
         );
         assert_eq!(
             reply(
@@ -1027,6 +1329,57 @@ mod tests {
         assert_eq!(
             reply(&d, &big).unwrap(),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large: 1001 calls, at most 1000 allowed"}}"#
+        );
+    }
+
+    #[test]
+    fn calls_are_counted_per_method_and_transport_when_recording() {
+        let mut r = Registry::default();
+        r.register(
+            "chain_x",
+            0,
+            Arc::new(|_c: &Call, _p: &Params| Ok(json!(1))),
+        );
+        r.register_subscription(
+            "chain",
+            "newHeads",
+            Arc::new(super::super::pubsub::FeedKind(
+                super::super::pubsub::Feed::new(),
+            )),
+        );
+        let metrics = Arc::new(Metrics::new(true));
+        r.record_to(metrics.clone());
+        let r = Arc::new(r);
+        let http = Dispatcher::new(r.clone(), None, Transport::Http, false, DEFAULT_LIMITS);
+        let ipc = Dispatcher::new(r, None, Transport::Ipc, false, DEFAULT_LIMITS);
+        for _ in 0..3 {
+            http.handle_bytes(br#"{"jsonrpc":"2.0","id":1,"method":"chain_x"}"#);
+        }
+        // A batch counts each call; a refused call counts too.
+        http.handle_bytes(
+            br#"[{"jsonrpc":"2.0","id":1,"method":"chain_x"},{"jsonrpc":"2.0","id":2,"method":"chain_x","params":[1]}]"#,
+        );
+        ipc.call("chain_x", None, None).unwrap();
+        // Names nobody registered are one series, whatever they are.
+        http.call("nope_a", None, None).unwrap_err();
+        http.call("nope_b", None, None).unwrap_err();
+        http.call("nope_subscribe", None, None).unwrap_err();
+        http.call("chain_subscribe", Some(json!(["newHeads"])), None)
+            .unwrap_err();
+        let counts: Vec<(String, String, u64)> = metrics
+            .calls()
+            .into_iter()
+            .map(|c| (c.method, c.transport, c.count))
+            .collect();
+        let row = |m: &str, t: &str, n| (m.to_string(), t.to_string(), n);
+        assert_eq!(
+            counts,
+            vec![
+                row("chain_subscribe", "http", 1),
+                row("chain_x", "http", 5),
+                row("chain_x", "ipc", 1),
+                row("unknown", "http", 3),
+            ]
         );
     }
 

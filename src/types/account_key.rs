@@ -348,6 +348,19 @@ impl AccountKey {
         }
     }
 
+    /// Whether `signer` is one of this key's keys, for any role, on behalf of `from` (the
+    /// reference's `ValidateMember`): a legacy key's member is `from` itself; a fail or nil
+    /// key has none.
+    pub fn has_member(&self, signer: &Signer, from: crate::crypto::Address) -> bool {
+        match self {
+            AccountKey::Legacy => signer.address == from,
+            AccountKey::Public(k) => *k == signer.key,
+            AccountKey::WeightedMultisig { keys, .. } => keys.iter().any(|(_, k)| *k == signer.key),
+            AccountKey::RoleBased(roles) => roles.iter().any(|r| r.has_member(signer, from)),
+            AccountKey::Nil | AccountKey::Fail => false,
+        }
+    }
+
     /// The gas added for checking the sender's `signatures` signatures against this key for
     /// `role` (reference 7.5, Istanbul-compatible fork active).
     pub fn validation_gas(&self, role: Role, signatures: usize) -> u64 {

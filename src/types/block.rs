@@ -158,17 +158,77 @@ impl Header {
         }
     }
 
-    /// What the proposer signs: keccak256(keccak256(RLP(header'))) with round 0, the seal and
-    /// the committed seals emptied. `None` without BFT extra data.
-    pub fn seal_hash(&self) -> Option<[u8; 32]> {
+    /// The reference's `sigHash`: keccak256(RLP(header')) with round 0, the seal and the
+    /// committed seals emptied. `None` without BFT extra data.
+    pub fn sig_hash(&self) -> Option<[u8; 32]> {
         let mut bft = BftExtra::decode(&self.extra).ok()?;
         bft.round = 0;
         bft.seal.clear();
         bft.committed_seals.clear();
         let mut copy = self.clone();
         copy.extra = bft.encode();
-        Some(keccak256(&keccak256(&copy.encode())))
+        Some(keccak256(&copy.encode()))
     }
+
+    /// What the proposer signs: keccak256 of [`Header::sig_hash`]. `None` without BFT extra
+    /// data.
+    pub fn seal_hash(&self) -> Option<[u8; 32]> {
+        self.sig_hash().map(|h| keccak256(&h))
+    }
+
+    /// Who made and committed this block, read from its seals (the reference's consensus
+    /// information of a block after genesis). Fails when the extra data is not BFT extra
+    /// data or a seal does not recover.
+    pub fn sealers(&self) -> Result<Sealers, BlockError> {
+        let extra = BftExtra::decode(&self.extra)?;
+        let sig_hash = self
+            .sig_hash()
+            .ok_or(BlockError::Field("extra data is not BFT extra data"))?;
+        let recover = |hash: &[u8; 32], seal: &[u8]| {
+            let rs: &[u8; 64] = seal
+                .get(..64)
+                .and_then(|s| s.try_into().ok())
+                .filter(|_| seal.len() == 65)
+                .ok_or(BlockError::Field("a seal is not 65 bytes"))?;
+            crate::crypto::recover_address(hash, rs, seal[64])
+                .map_err(|_| BlockError::Field("a seal does not recover"))
+        };
+        let proposer = recover(&keccak256(&sig_hash), &extra.seal)?;
+        let mut commit = self.hash().to_vec();
+        commit.push(COMMIT_MESSAGE);
+        let commit_hash = keccak256(&commit);
+        let committers = extra
+            .committed_seals
+            .iter()
+            .map(|s| recover(&commit_hash, s))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Sealers {
+            sig_hash,
+            proposer,
+            committers,
+            validators: extra.validators,
+            round: extra.round,
+        })
+    }
+}
+
+/// The byte after the block hash in what a committed seal signs (the BFT commit message's
+/// code).
+pub const COMMIT_MESSAGE: u8 = 0x02;
+
+/// Who made and committed a block ([`Header::sealers`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sealers {
+    /// The reference's `sigHash` ([`Header::sig_hash`]).
+    pub sig_hash: [u8; 32],
+    /// The signer of the proposer seal.
+    pub proposer: Address,
+    /// The signer of each committed seal, in order.
+    pub committers: Vec<Address>,
+    /// The validators the extra data names.
+    pub validators: Vec<Address>,
+    /// The round the block was agreed in.
+    pub round: u8,
 }
 
 /// The BFT extra data: 32 bytes of vanity (the last one the round), then
@@ -435,5 +495,48 @@ mod tests {
             committed_seals: vec![vec![2; 65]],
         };
         assert_eq!(BftExtra::decode(&bft.encode()).unwrap(), bft);
+    }
+
+    /// The seals name who signed them: the proposer's seal over keccak256(sigHash), each
+    /// committed seal over keccak256(hash ‖ 0x02); the round and validators come from the
+    /// extra data. Signed here by hand with two keys, so that the two signers differ.
+    #[test]
+    fn sealers_are_read_from_the_seals() {
+        let proposer = crate::crypto::SecretKey::from_slice(&[0x11; 32]).unwrap();
+        let committer = crate::crypto::SecretKey::from_slice(&[0x22; 32]).unwrap();
+        let mut h = header();
+        let mut extra = BftExtra {
+            vanity: [0; 31],
+            round: 2,
+            validators: vec![proposer.address(), committer.address()],
+            seal: Vec::new(),
+            committed_seals: Vec::new(),
+        };
+        h.extra = extra.encode();
+        let sig_hash = h.sig_hash().unwrap();
+        // sigHash is the plain Keccak-256 of the header with round 0 and no seals.
+        let mut plain = h.clone();
+        extra.round = 0;
+        plain.extra = extra.encode();
+        assert_eq!(sig_hash, keccak256(&plain.encode()));
+        extra.round = 2;
+        extra.seal = proposer.sign_hash(&keccak256(&sig_hash)).to_vec();
+        h.extra = extra.encode();
+        let mut commit = h.hash().to_vec();
+        commit.push(0x02);
+        extra.committed_seals = vec![committer.sign_hash(&keccak256(&commit)).to_vec()];
+        h.extra = extra.encode();
+        let s = h.sealers().unwrap();
+        assert_eq!(s.sig_hash, sig_hash);
+        assert_eq!(s.proposer, proposer.address());
+        assert_eq!(s.committers, vec![committer.address()]);
+        assert_eq!(s.validators, vec![proposer.address(), committer.address()]);
+        assert_eq!(s.round, 2);
+        extra.seal = vec![1; 64];
+        h.extra = extra.encode();
+        assert_eq!(
+            h.sealers().unwrap_err().to_string(),
+            "a seal is not 65 bytes"
+        );
     }
 }

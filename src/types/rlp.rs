@@ -21,12 +21,36 @@ pub enum RlpError {
     NotAString,
     #[error("rlp: value too large")]
     TooLarge,
+    /// The input's first item declares more bytes than there are (Go's `ErrValueTooLarge`,
+    /// whose text clients match).
+    #[error("rlp: value size exceeds available input length")]
+    ValueSize,
 }
 
 impl From<alloy_rlp::Error> for RlpError {
     fn from(e: alloy_rlp::Error) -> RlpError {
         RlpError::Rlp(e.to_string())
     }
+}
+
+/// Whether the head of the item at the start of `bytes` (a list or a string) declares more
+/// bytes, its length field included, than `bytes` holds.
+fn declares_too_much(bytes: &[u8]) -> bool {
+    let Some((&first, rest)) = bytes.split_first() else {
+        return false;
+    };
+    let len_of_len = match first {
+        0xb8..=0xbf => usize::from(first - 0xb7),
+        0xf8..=0xff => usize::from(first - 0xf7),
+        0x80..=0xb7 => return usize::from(first - 0x80) > rest.len(),
+        0xc0..=0xf7 => return usize::from(first - 0xc0) > rest.len(),
+        _ => return false,
+    };
+    let Some(len) = rest.get(..len_of_len) else {
+        return true;
+    };
+    let declared = len.iter().fold(0u128, |n, &b| (n << 8) | u128::from(b));
+    declared > (rest.len() - len_of_len) as u128
 }
 
 /// A list whose payload is `payload` (already encoded items).
@@ -75,7 +99,13 @@ impl<'a> ListReader<'a> {
     /// The list that makes up all of `bytes` (trailing bytes are an error).
     pub fn whole(bytes: &'a [u8]) -> Result<ListReader<'a>, RlpError> {
         let mut buf = bytes;
-        let r = ListReader::next_of(&mut buf)?;
+        let r = ListReader::next_of(&mut buf).map_err(|e| {
+            if declares_too_much(bytes) {
+                RlpError::ValueSize
+            } else {
+                e
+            }
+        })?;
         if !buf.is_empty() {
             return Err(RlpError::Trailing);
         }
@@ -167,5 +197,25 @@ impl<'a> ListReader<'a> {
         } else {
             Err(RlpError::TooMany)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A head that promises more than the input holds reads as Go's decoder words it.
+    #[test]
+    fn a_value_larger_than_the_input() {
+        let text = |b: &[u8]| ListReader::whole(b).err().map(|e| e.to_string());
+        let value_size = Some("rlp: value size exceeds available input length".to_string());
+        // A list head with 8 length bytes, of which 1 is there.
+        assert_eq!(text(&[0xff, 0xff]), value_size);
+        // A list of 3 bytes with 2.
+        assert_eq!(text(&[0xc3, 0x01, 0x02]), value_size);
+        // A list of 56 bytes (long form) with 1.
+        assert_eq!(text(&[0xf8, 0x38, 0x01]), value_size);
+        assert_eq!(text(&[0xc2, 0x01, 0x02]), None);
+        assert_eq!(text(&[]), Some("rlp: input too short".to_string()));
     }
 }

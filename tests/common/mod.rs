@@ -195,6 +195,15 @@ impl Node {
 
     /// As [`Node::start`] in a given datadir.
     pub fn start_in(datadir: tempfile::TempDir, args: &[&str]) -> Node {
+        Node::start_with_env(datadir, args, &[])
+    }
+
+    /// As [`Node::start_in`], with `env` added to the node's environment.
+    pub fn start_with_env(
+        datadir: tempfile::TempDir,
+        args: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Node {
         let mut p2p: Vec<&str> = Vec::new();
         if !args.contains(&"--port") {
             p2p.extend(["--port", "0"]);
@@ -208,6 +217,7 @@ impl Node {
             .arg("--lightkdf")
             .args(&p2p)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
