@@ -579,6 +579,7 @@ pub fn parse_arg(text: &str, kind: Option<ParamKind>) -> Value {
                 | ParamKind::NewPassphrase
                 | ParamKind::Address
                 | ParamKind::Bytes
+                | ParamKind::Hash
         )
     );
     match serde_json::from_str::<Value>(text) {

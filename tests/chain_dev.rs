@@ -487,6 +487,26 @@ fn a_raw_value_transfer_is_sealed() {
             "invalid argument 0: json: cannot unmarshal non-string into Go value of type common.Hash".to_string()
         )
     );
+    // Surplus arguments: the declared ones are decoded first, in order, as the reference's
+    // decoder reads them; then the surplus is refused.
+    assert_eq!(
+        err(call("chain_getHeaderByHash", json!([true, true]))),
+        (
+            -32602,
+            "invalid argument 0: json: cannot unmarshal non-string into Go value of type common.Hash".to_string()
+        )
+    );
+    assert_eq!(
+        err(call("chain_getHeaderByHash", json!([block1, true]))),
+        (-32602, "too many arguments, want at most 1".to_string())
+    );
+    assert_eq!(
+        err(call("chain_getBalance", json!(["abcd", "latest", 1]))),
+        (
+            -32602,
+            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go value of type common.Address".to_string()
+        )
+    );
     assert_eq!(
         err(call("chain_getBlockByNumber", json!(["0x1", "yes"]))),
         (

@@ -290,7 +290,7 @@ impl Namespace for ChainApi {
         ),
         method!(
             "chain_getBlockByHash",
-            [p("hash", K::Bytes), opt("fullTransactions", K::Bool)],
+            [p("hash", K::Hash), opt("fullTransactions", K::Bool)],
             "A block by hash; null when unknown",
             "block object, or null",
             Self::get_block_by_hash
@@ -304,7 +304,7 @@ impl Namespace for ChainApi {
         ),
         method!(
             "chain_getBlockTransactionCountByHash",
-            [p("hash", K::Bytes)],
+            [p("hash", K::Hash)],
             "The number of transactions of a block by hash",
             "quantity: the number of transactions in the block",
             Self::block_transaction_count_by_hash
@@ -318,7 +318,7 @@ impl Namespace for ChainApi {
         ),
         method!(
             "chain_getTransactionByBlockHashAndIndex",
-            [p("hash", K::Bytes), p("index", K::String)],
+            [p("hash", K::Hash), p("index", K::String)],
             "A transaction by block hash and index (null past the block's last)",
             "object: the transaction, or null",
             Self::transaction_by_block_hash_and_index
@@ -332,14 +332,14 @@ impl Namespace for ChainApi {
         ),
         method!(
             "chain_getTransactionByHash",
-            [p("hash", K::Bytes)],
+            [p("hash", K::Hash)],
             "A transaction by hash, sealed or pending (null when unknown)",
             "transaction object, or null",
             Self::get_transaction_by_hash
         ),
         method!(
             "chain_getTransactionReceipt",
-            [p("hash", K::Bytes)],
+            [p("hash", K::Hash)],
             "The receipt of a sealed transaction (null when pending or unknown)",
             "receipt object, or null",
             Self::get_transaction_receipt

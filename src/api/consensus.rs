@@ -75,7 +75,7 @@ impl Namespace for ConsensusApi {
         ),
         method!(
             "chain_getBlockWithConsensusInfoByHash",
-            [p("hash", K::Bytes)],
+            [p("hash", K::Hash)],
             "A block by hash with its receipts and who proposed and committed it",
             "object: the block with its proposer, committee and round",
             Self::block_with_consensus_by_hash

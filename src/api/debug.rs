@@ -103,7 +103,7 @@ impl Namespace for DebugApi {
         ),
         method!(
             "debug_getModifiedAccountsByHash",
-            [p("startHash", K::Bytes), opt("endHash", K::Bytes)],
+            [p("startHash", K::Hash), opt("endHash", K::Hash)],
             "The accounts changed by the blocks after startHash up to endHash",
             "array of addresses",
             Self::modified_by_hash
@@ -122,7 +122,7 @@ impl Namespace for DebugApi {
         ),
         method!(
             "debug_traceTransaction",
-            [p("txHash", K::Bytes), opt("config", K::Object)],
+            [p("txHash", K::Hash), opt("config", K::Object)],
             "Run a sealed transaction again and trace it: struct logs, or call frames with {\"tracer\":\"callTracer\"}",
             "object: the trace",
             Self::trace_transaction
@@ -143,7 +143,7 @@ impl Namespace for DebugApi {
         ),
         method!(
             "debug_traceBlockByHash",
-            [p("hash", K::Bytes), opt("config", K::Object)],
+            [p("hash", K::Hash), opt("config", K::Object)],
             "Trace every transaction of a block by hash: [{txHash, result}]",
             "array of {txHash, result}",
             Self::trace_block_by_hash
@@ -164,7 +164,7 @@ impl Namespace for DebugApi {
         ),
         method!(
             "debug_standardTraceBlockToFile",
-            [p("hash", K::Bytes), opt("config", K::Object)],
+            [p("hash", K::Hash), opt("config", K::Object)],
             "Trace a block's transactions (or config.txHash's) as standard JSON into files in the node's temporary directory; their names",
             "array of strings: the files written",
             Self::standard_trace_block_to_file

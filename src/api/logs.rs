@@ -119,7 +119,7 @@ impl Namespace for LogsApi {
         ),
         method!(
             "chain_getHeaderByHash",
-            [p("hash", K::Bytes)],
+            [p("hash", K::Hash)],
             "A block header by hash",
             "header object",
             Self::get_header_by_hash

@@ -25,6 +25,8 @@ pub enum ParamKind {
     KeyData,
     Address,
     Bytes,
+    /// A 32-byte hash (a block's or a transaction's), 0x + 64 hex digits.
+    Hash,
     Integer,
     Bool,
     Object,
@@ -60,6 +62,7 @@ impl ParamKind {
             }
             ParamKind::Address => "an address, 0x + 40 hex digits",
             ParamKind::Bytes => "0x-prefixed hex bytes",
+            ParamKind::Hash => "a 32-byte hash, 0x + 64 hex digits",
             ParamKind::Integer => "an integer",
             ParamKind::Bool => "true or false",
             ParamKind::Object => "a JSON object",
@@ -160,10 +163,55 @@ pub fn register<A: Namespace>(api: &Arc<A>, r: &mut Registry) {
             Arc::new(move |c: &Call, p: &Params| handler(&api, c, p))
         };
         r.register(m.spec.name, m.spec.params.len(), h);
+        r.set_precheck(
+            m.spec.name,
+            Arc::new(move |p: &Params| precheck(m.spec.params, p)),
+        );
     }
     for s in A::SUBSCRIPTIONS {
         r.register_subscription(A::MODULE, s.name, (s.kind)(api));
     }
+}
+
+/// Decodes the declared parameters in order, as the reference's decoder does before it counts
+/// surplus ones: the dispatcher runs this only when a call has more parameters than declared,
+/// so that a bad argument is reported before `too many arguments`. Only kinds whose decoding
+/// is one Go type are checked (no value is kept; strings, which may be secrets, are checked
+/// for their JSON type only).
+fn precheck(specs: &[ParamSpec], p: &Params) -> Result<(), RpcError> {
+    use crate::rpc::{go_type_error, json_type};
+    for (i, spec) in specs.iter().enumerate() {
+        let v = match p.raw(i) {
+            None | Some(Value::Null) => continue,
+            Some(v) => v,
+        };
+        let invalid = |m: String| RpcError::invalid_params(format!("invalid argument {i}: {m}"));
+        match spec.kind {
+            ParamKind::Address => {
+                p.required::<crate::crypto::Address>(i)?;
+            }
+            ParamKind::Hash => {
+                p.required::<super::goparams::HashParam>(i)?;
+            }
+            ParamKind::Bytes => {
+                p.required::<crate::rpc::HexBytes>(i)?;
+            }
+            ParamKind::Bool => {
+                p.required::<bool>(i)?;
+            }
+            ParamKind::String
+            | ParamKind::Passphrase
+            | ParamKind::NewPassphrase
+            | ParamKind::KeyData
+            | ParamKind::Path => {
+                if !v.is_string() {
+                    return Err(invalid(go_type_error(json_type(v), "string")));
+                }
+            }
+            ParamKind::Integer | ParamKind::Object | ParamKind::Any => {}
+        }
+    }
+    Ok(())
 }
 
 const SUBSCRIBE_PARAMS: &[ParamSpec] = &[p("name", ParamKind::String)];

@@ -149,9 +149,12 @@ fn fits(param: &ParamSpec, v: &Value) -> bool {
         (_, Value::Null) => true,
         (ParamKind::Address, Value::String(s)) => s.parse::<crate::crypto::Address>().is_ok(),
         (ParamKind::Bytes, Value::String(s)) => crate::crypto::decode_hex0x(s).is_ok(),
+        (ParamKind::Hash, Value::String(s)) => {
+            crate::crypto::decode_hex0x(s).is_ok_and(|b| b.len() == 32)
+        }
         (ParamKind::Integer, v) => v.is_number(),
         (ParamKind::Bool, v) => v.is_boolean(),
-        (ParamKind::Address | ParamKind::Bytes, _) => false,
+        (ParamKind::Address | ParamKind::Bytes | ParamKind::Hash, _) => false,
         _ => true,
     }
 }

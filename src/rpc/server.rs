@@ -82,10 +82,16 @@ impl Call<'_> {
 /// A method implementation: parameters in, JSON result or error out.
 pub type Handler = Arc<dyn Fn(&Call, &Params) -> Result<Value, RpcError> + Send + Sync>;
 
+/// A method's check of its declared parameters ([`Registry::set_precheck`]).
+pub type Precheck = Arc<dyn Fn(&Params) -> Result<(), RpcError> + Send + Sync>;
+
 struct Registered {
     /// Most positional parameters the method takes (more is `too many arguments`).
     max_params: usize,
     handler: Handler,
+    /// Decodes the declared parameters of a call that has surplus ones, so that a bad one is
+    /// reported first, as the reference's decoder reads them in order.
+    precheck: Option<Precheck>,
     meters: Meters,
 }
 
@@ -172,10 +178,19 @@ impl Registry {
             Registered {
                 max_params,
                 handler,
+                precheck: None,
                 meters: Meters::default(),
             },
         );
         assert!(prev.is_none(), "method {name} registered twice");
+    }
+
+    /// Sets how a call of `name` with surplus parameters has its declared ones decoded before
+    /// it is refused with `too many arguments`.
+    pub fn set_precheck(&mut self, name: &str, check: Precheck) {
+        if let Some(r) = self.methods.get_mut(name) {
+            r.precheck = Some(check);
+        }
     }
 
     /// Serves `name` over IPC only: HTTP and WebSocket answer that it does not exist.
@@ -801,6 +816,11 @@ impl Dispatcher {
             return Err(self.registry.method_not_found(method, self.transport));
         }
         let params = Params::from_value(params?)?;
+        if reg.max_params > 0 && params.len() > reg.max_params {
+            if let Some(check) = &reg.precheck {
+                check(&params)?;
+            }
+        }
         params.at_most(reg.max_params)?;
         let call = Call {
             method,
