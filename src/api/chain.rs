@@ -2,7 +2,7 @@
 //! and transactions (by hash, by block and index, counts), the node's facts (chain id, client
 //! and protocol versions, Keccak-256, sync progress, the hard forks in force), and the
 //! subscription kinds `newHeads` and `newPendingTransactions`, fed from the node's event bus
-//! by [`NotificationPump`].
+//! by [`super::notify::NotificationPump`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,19 +11,19 @@ use serde::Serialize;
 
 use super::error::Error;
 use super::error::{AccountError, Result};
-use super::goparams::{BlockTag, HashParam};
+use super::goparams::{BlockTag, HashParam, Index};
 use super::logs::Missing;
 use super::method::{opt, p, Method, Namespace, ParamKind as K, Subscription};
 use super::HexOut;
 use crate::chain::state::{quantity, Account};
 use crate::chain::Chain;
 use crate::crypto::{self, Address};
-use crate::events::{Bus, Event, Gone, Kinds, NewHead, Subscriber};
+
 use crate::keystore::{unlock::Unlocked, Error as KsError, Keystore};
 use crate::method;
 use crate::p2p::sync::SyncProgress;
 use crate::rpc::{Call, Feed, FeedKind, HexBytes, Params};
-use crate::service::{Service, Worker};
+
 use crate::types::json::{AccountKeyJson, BlockJson, ReceiptJson, TransactionJson};
 
 /// How stale `chain_sign`'s look at the keystore directory may be: a key file removed by
@@ -114,42 +114,6 @@ pub struct ForkStatusJson {
     randao: bool,
     #[serde(rename = "IsShanghai")]
     shanghai: bool,
-}
-
-/// A transaction's index in its block, as the reference's `hexutil.Uint` decodes it (a 0x
-/// quantity in a JSON string), with its texts.
-pub struct Index(pub u64);
-
-impl crate::rpc::FromParam for Index {
-    fn from_param(v: &serde_json::Value) -> std::result::Result<Index, String> {
-        let into = "Go value of type hexutil.Uint";
-        let serde_json::Value::String(s) = v else {
-            return Err(format!("json: cannot unmarshal non-string into {into}"));
-        };
-        let wrap = |m: &str| format!("json: cannot unmarshal {m} into {into}");
-        if s.is_empty() {
-            return Err(wrap("empty hex string"));
-        }
-        let digits = s
-            .strip_prefix("0x")
-            .or_else(|| s.strip_prefix("0X"))
-            .ok_or_else(|| wrap("hex string without 0x prefix"))?;
-        if digits.is_empty() {
-            return Err(wrap("hex string \"0x\""));
-        }
-        if digits.len() > 1 && digits.starts_with('0') {
-            return Err(wrap("hex number with leading zero digits"));
-        }
-        let mut n: u64 = 0;
-        for c in digits.chars() {
-            let d = c.to_digit(16).ok_or_else(|| wrap("invalid hex string"))?;
-            n = n
-                .checked_mul(16)
-                .and_then(|n| n.checked_add(u64::from(d)))
-                .ok_or_else(|| wrap("hex number > 64 bits"))?;
-        }
-        Ok(Index(n))
-    }
 }
 
 /// Where notifications of the `chain` subscription kinds come from.
@@ -711,101 +675,6 @@ pub(super) fn receipt_json(r: crate::chain::TxRecord) -> Option<ReceiptJson> {
             sealed.contract,
         ),
     )
-}
-
-/// The `newHeads` payload.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HeadJson {
-    hash: HexOut,
-    number: String,
-    parent_hash: HexOut,
-    timestamp: String,
-}
-
-impl From<&NewHead> for HeadJson {
-    fn from(h: &NewHead) -> HeadJson {
-        HeadJson {
-            hash: HexOut(h.hash.to_vec()),
-            number: format!("0x{:x}", h.number),
-            parent_hash: HexOut(h.parent_hash.to_vec()),
-            timestamp: format!("0x{:x}", h.timestamp),
-        }
-    }
-}
-
-/// Events the pump may hold before it counts as fallen behind (and is re-subscribed).
-const PUMP_CAPACITY: usize = 4096;
-/// How often the pump looks at its stop flag while no event comes.
-const PUMP_TICK: Duration = Duration::from_millis(100);
-
-/// The service (`rpc-notify` thread) that turns events of the bus into notifications of the
-/// `chain` subscription kinds: each event is serialized once and handed to every subscribed
-/// connection, none of which can block it (a connection that cannot take more is cut off by
-/// its transport).
-pub struct NotificationPump {
-    bus: Arc<Bus>,
-    feeds: Arc<ChainFeeds>,
-    worker: Option<Worker>,
-}
-
-impl NotificationPump {
-    pub fn new(bus: Arc<Bus>, feeds: Arc<ChainFeeds>) -> NotificationPump {
-        NotificationPump {
-            bus,
-            feeds,
-            worker: None,
-        }
-    }
-}
-
-/// Hands one event to the feed of its kind.
-fn deliver(feeds: &ChainFeeds, e: &Event) {
-    match e {
-        Event::NewHead(h) => {
-            let payload = serde_json::to_value(HeadJson::from(&**h)).expect("a head serializes");
-            feeds.new_heads.publish(&payload);
-        }
-        Event::PendingTransaction(hash) => {
-            let payload = serde_json::Value::String(crypto::to_hex0x(hash));
-            feeds.new_pending_transactions.publish(&payload);
-        }
-        Event::PeerAdded(_) | Event::PeerDropped(_) => {}
-    }
-}
-
-impl Service for NotificationPump {
-    fn name(&self) -> &'static str {
-        "rpc-notify"
-    }
-
-    fn start(&mut self) -> std::result::Result<(), String> {
-        let kinds = Kinds::NEW_HEAD.or(Kinds::PENDING_TRANSACTION);
-        let (bus, feeds) = (self.bus.clone(), self.feeds.clone());
-        let mut sub: Subscriber = bus.subscribe(kinds, PUMP_CAPACITY);
-        self.worker = Some(Worker::spawn("rpc-notify", move |stop| {
-            while !stop.is_set() {
-                match sub.recv_timeout(PUMP_TICK) {
-                    Ok(Some(e)) => deliver(&feeds, &e),
-                    Ok(None) => {}
-                    // Fallen behind a burst: the missed events are lost for subscribers, as
-                    // for a slow connection; carry on with the next ones.
-                    Err(Gone::CutOff) => {
-                        crate::log::warn("Notification pump fell behind; events dropped", &[]);
-                        sub = bus.subscribe(kinds, PUMP_CAPACITY);
-                    }
-                    Err(Gone::Closed) => return,
-                }
-            }
-        })?);
-        Ok(())
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut w) = self.worker.take() {
-            w.stop();
-        }
-    }
 }
 
 #[cfg(test)]

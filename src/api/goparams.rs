@@ -281,6 +281,42 @@ impl FromParam for Uint64Param {
     }
 }
 
+/// A transaction's index in its block, as the reference's `hexutil.Uint` decodes it (a 0x
+/// quantity in a JSON string), with its texts.
+pub struct Index(pub u64);
+
+impl crate::rpc::FromParam for Index {
+    fn from_param(v: &serde_json::Value) -> std::result::Result<Index, String> {
+        let into = "Go value of type hexutil.Uint";
+        let serde_json::Value::String(s) = v else {
+            return Err(format!("json: cannot unmarshal non-string into {into}"));
+        };
+        let wrap = |m: &str| format!("json: cannot unmarshal {m} into {into}");
+        if s.is_empty() {
+            return Err(wrap("empty hex string"));
+        }
+        let digits = s
+            .strip_prefix("0x")
+            .or_else(|| s.strip_prefix("0X"))
+            .ok_or_else(|| wrap("hex string without 0x prefix"))?;
+        if digits.is_empty() {
+            return Err(wrap("hex string \"0x\""));
+        }
+        if digits.len() > 1 && digits.starts_with('0') {
+            return Err(wrap("hex number with leading zero digits"));
+        }
+        let mut n: u64 = 0;
+        for c in digits.chars() {
+            let d = c.to_digit(16).ok_or_else(|| wrap("invalid hex string"))?;
+            n = n
+                .checked_mul(16)
+                .and_then(|n| n.checked_add(u64::from(d)))
+                .ok_or_else(|| wrap("hex number > 64 bits"))?;
+        }
+        Ok(Index(n))
+    }
+}
+
 /// Go's text for a member of struct `strukt` that does not decode: `value` is what it got
 /// (`non-string`, `string`, a hexutil text), `ty` the member's Go type.
 pub fn field_error(strukt: &str, field: &str, value: &str, ty: &str) -> String {

@@ -3,6 +3,7 @@
 //! JSON-RPC errors ([`error`]). `api` knows nothing of sockets.
 
 pub mod admin;
+mod blockfiles;
 pub mod chain;
 pub mod consensus;
 pub mod contract;
@@ -13,6 +14,7 @@ pub mod goparams;
 pub mod logs;
 pub mod method;
 pub mod net;
+pub mod notify;
 pub mod personal;
 pub mod recover;
 pub mod reference;

@@ -18,9 +18,10 @@ pub use config::Config;
 use crate::api::admin::{
     split_list, AdminApi, EndpointInfo, EndpointRequest, Endpoints, RunningEndpoints,
 };
-use crate::api::chain::{ChainApi, ChainFeeds, NotificationPump};
+use crate::api::chain::{ChainApi, ChainFeeds};
 use crate::api::error::{AdminError, Result as ApiResult};
 use crate::api::net::NetApi;
+use crate::api::notify::NotificationPump;
 use crate::api::personal::PersonalApi;
 use crate::api::{rpc::RpcApi, web3::Web3Api, Apis};
 use crate::chain::genesis::Genesis;
