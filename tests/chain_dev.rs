@@ -759,7 +759,7 @@ fn an_account_update_changes_who_may_sign() {
     let to = Address([0x35; 20]);
     let price = 25_000_000_000u128;
     let with = |k: &SecretKey| {
-        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+        let mut tx = Transaction::of(ValueTransfer {
             nonce: 1,
             gas_price: u256(price),
             gas: 21_000,

@@ -708,7 +708,7 @@ fn recovering_signers_of_messages_and_transactions() {
     ));
     let funded = wait_receipt(&url, &fund);
     let k1_key = SecretKey::from_slice(&k1).unwrap();
-    let mut update = Transaction::AccountUpdate(AccountUpdate {
+    let mut update = Transaction::of(AccountUpdate {
         nonce: 0,
         gas_price: u256(PRICE),
         gas: 100_000,
@@ -796,7 +796,7 @@ fn recovering_signers_of_messages_and_transactions() {
     let (code, msg) = err(recover_tx(&from_a1, "latest"));
     assert_eq!((code, msg.as_str()), (-32000, "invalid account key"));
     // From A1 signed by K2, its key now; signed by both, too many signatures for a public key.
-    let mut by_new_key = Transaction::ValueTransfer(ValueTransfer {
+    let mut by_new_key = Transaction::of(ValueTransfer {
         nonce: 1,
         gas_price: u256(PRICE),
         gas: 21_000,

@@ -205,7 +205,7 @@ fn signed_transactions_resubmit_and_match_an_independent_signature() {
         (tx["nonce"].clone(), tx["gas"].clone(), tx["from"].clone()),
         (json!("0x1"), json!("0x5208"), json!(b))
     );
-    let mut mine = Transaction::ValueTransfer(ValueTransfer {
+    let mut mine = Transaction::of(ValueTransfer {
         nonce: 1,
         gas_price: u256(PRICE),
         gas: 21_000,
@@ -277,7 +277,7 @@ fn refusals_change_neither_state_nor_pool() {
         ("personal_sendAccountUpdate", json!([{"from": b, "key": "0x06c0"}, "pw"]), -32000, "undefined account key type"),
         ("personal_sendTransaction", json!([{"from": b}, "pw"]), -32000, "contract creation without any data provided"),
         ("personal_sendTransaction", json!([{"from": b, "to": TO, "data": "0x01", "input": "0x02"}, "pw"]), -32000, r#"Both "data" and "input" are set and not equal. Please use "input" to pass transaction call data."#),
-        ("personal_sendTransaction", json!([{"from": b, "to": TO, "value": "0x1", "typeInt": 8}, "pw"]), -32602, "invalid argument 0: personal_sendTransaction sends legacy transactions (typeInt 0); typeInt 8 is sent with personal_sendValueTransfer (8) or personal_sendAccountUpdate (32)"),
+        ("personal_sendTransaction", json!([{"from": b, "to": TO, "value": "0x1", "typeInt": 8}, "pw"]), -32602, "invalid argument 0: personal_sendTransaction sends legacy transactions (typeInt 0); typeInt 8 is sent with chain_sendTransaction (an unlocked account), or signed with personal_signTransaction and sent with chain_sendRawTransaction"),
         ("personal_signTransaction", json!([{"from": b, "value": "0x1", "typeInt": 8}, "pw"]), -32000, r#"json:"to" is required for TxTypeValueTransfer"#),
         ("personal_signTransaction", json!([{"from": b, "to": TO, "typeInt": 8}, "pw"]), -32000, r#"json:"value" is required for TxTypeValueTransfer"#),
         ("personal_signTransaction", json!([{"from": b, "to": TO, "value": "0x1", "input": "0x", "typeInt": 8}, "pw"]), -32000, r#"json:"input" is not a field of TxTypeValueTransfer"#),
@@ -285,7 +285,22 @@ fn refusals_change_neither_state_nor_pool() {
         ("personal_signTransaction", json!([{"from": b, "typeInt": 32}, "pw"]), -32000, r#"json:"key" is required for TxTypeAccountUpdate"#),
         ("personal_signTransaction", json!([{"from": b, "to": TO, "key": "0x01c0", "typeInt": 32}, "pw"]), -32000, r#"json:"to" is not a field of TxTypeAccountUpdate"#),
         ("personal_signTransaction", json!([{"from": b, "to": TO, "typeInt": 48}, "pw"]), -32000, r#"json:"value" is required for TxTypeSmartContractExecution"#),
-        ("personal_signTransaction", json!([{"from": b, "to": TO, "typeInt": 56}, "pw"]), -32602, "invalid argument 0: typeInt 56: this node builds transactions of type 0 (legacy), 8 (value transfer), 32 (account update), 40 (smart contract deploy) and 48 (smart contract execution)"),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "typeInt": 56}, "pw"]), -32000, r#"json:"to" is not a field of TxTypeCancel"#),
+        ("personal_signTransaction", json!([{"from": b, "typeInt": 24}, "pw"]), -32000, r#"json:"gas" is not a field of TxTypeAccountCreation"#),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "value": "0x1", "typeInt": 9}, "pw"]), -32000, r#"json:"feePayer" is required for TxTypeFeeDelegatedValueTransfer"#),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "value": "0x1", "feePayer": b, "typeInt": 10}, "pw"]), -32000, r#"json:"feeRatio" is required for TxTypeFeeDelegatedValueTransferWithRatio"#),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "value": "0x1", "feePayer": b, "feeRatio": 30, "typeInt": 9}, "pw"]), -32000, r#"json:"feeRatio" is not a field of TxTypeFeeDelegatedValueTransfer"#),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "value": "0x1", "feePayer": b, "feeRatio": "0x1e", "typeInt": 10}, "pw"]), -32602, "invalid argument 0: json: cannot unmarshal string into Go struct field SendTxArgs.feeRatio of type types.FeeRatio"),
+        ("personal_signTransaction", json!([{"from": b, "value": "0x1", "typeInt": 72}, "pw"]), -32000, r#"json:"value" is not a field of TxTypeChainDataAnchoring"#),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "value": "0x1", "typeInt": 30723}, "pw"]), -32000, "undefined tx type"),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "value": "0x1", "typeInt": 30722}, "pw"]), -32000, "missing gasPrice or maxFeePerGas/maxPriorityFeePerGas"),
+        ("personal_signTransaction", json!([{"from": b, "to": TO, "value": "0x1", "gasPrice": "0x5d21dba00", "typeInt": 30721}, "pw"]), -32000, "AccessList must be a type of AccessList"),
+        ("personal_sendTransactionAsFeePayer", json!([{"from": b, "to": TO, "nonce": "0x0", "gas": "0x5208", "gasPrice": "0x5d21dba00", "signatures": []}, "pw"]), -32000, "tx should have a type value"),
+        ("personal_sendTransactionAsFeePayer", json!([{"typeInt": 9, "from": b, "to": TO, "gas": "0x5208", "gasPrice": "0x5d21dba00", "signatures": []}, "pw"]), -32000, "nonce of the sender is not set"),
+        ("personal_sendTransactionAsFeePayer", json!([{"typeInt": 9, "from": b, "to": TO, "nonce": "0x0", "gasPrice": "0x5d21dba00", "signatures": []}, "pw"]), -32000, "gas limit is not set"),
+        ("personal_sendTransactionAsFeePayer", json!([{"typeInt": 9, "from": b, "to": TO, "nonce": "0x0", "gas": "0x5208", "signatures": []}, "pw"]), -32000, "gas price is not set"),
+        ("personal_sendTransactionAsFeePayer", json!([{"typeInt": 9, "from": b, "to": TO, "nonce": "0x0", "gas": "0x5208", "gasPrice": "0x5d21dba00"}, "pw"]), -32000, "sender signature is not set"),
+        ("personal_signTransactionAsFeePayer", json!([{"from": b, "to": TO, "value": "0x1"}, "pw"]), -32000, "invalid fee payer is set"),
     ];
     let state = |c: &Chain| {
         (
@@ -332,7 +347,7 @@ fn multisig_and_role_based_keys() {
     assert_eq!(c.receipt(&h)["status"], json!("0x1"));
     let from = Address::parse_lenient(&a).unwrap();
     let transfer = |nonce: u64, signers: &[&SecretKey]| {
-        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+        let mut tx = Transaction::of(ValueTransfer {
             nonce,
             gas_price: u256(PRICE),
             gas: 100_000,
@@ -372,7 +387,7 @@ fn multisig_and_role_based_keys() {
         AccountKey::Public(k3.public_compressed()),
     ]);
     let update = |nonce: u64, signer: &SecretKey, new: &AccountKey| {
-        let mut tx = Transaction::AccountUpdate(chain_node::types::transaction::AccountUpdate {
+        let mut tx = Transaction::of(chain_node::types::transaction::AccountUpdate {
             nonce,
             gas_price: u256(PRICE),
             gas: 300_000,
@@ -384,7 +399,7 @@ fn multisig_and_role_based_keys() {
         format!("0x{}", hex::encode(tx.encode()))
     };
     // The multisig key needs two signatures for an update too.
-    let mut both = Transaction::AccountUpdate(chain_node::types::transaction::AccountUpdate {
+    let mut both = Transaction::of(chain_node::types::transaction::AccountUpdate {
         nonce: 2,
         gas_price: u256(PRICE),
         gas: 300_000,

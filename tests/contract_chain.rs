@@ -87,7 +87,7 @@ fn a_contract_chain_exports_imports_and_syncs_identically() {
     let cal = create_address(&me, 3);
     let rev = create_address(&me, 4);
     let bob = Address([0xb0; 20]);
-    let mut deploy = Transaction::SmartContractDeploy(SmartContractDeploy {
+    let mut deploy = Transaction::of(SmartContractDeploy {
         nonce: 2,
         gas_price: u256(PRICE),
         gas: 1_000_000,
@@ -100,7 +100,7 @@ fn a_contract_chain_exports_imports_and_syncs_identically() {
         signatures: Vec::new(),
     });
     deploy.sign(&k, CHAIN_ID);
-    let mut execute = Transaction::SmartContractExecution(SmartContractExecution {
+    let mut execute = Transaction::of(SmartContractExecution {
         nonce: 5,
         gas_price: u256(PRICE),
         gas: 200_000,

@@ -42,7 +42,7 @@ fn unsigned(rec: &Value) -> Transaction {
     let value = u256(&i["value"]);
     let input = bytes(&i["input"]);
     match rec["type"].as_str().unwrap() {
-        "TxTypeSmartContractDeploy" => Transaction::SmartContractDeploy(SmartContractDeploy {
+        "TxTypeSmartContractDeploy" => Transaction::of(SmartContractDeploy {
             nonce,
             gas_price,
             gas,
@@ -55,7 +55,7 @@ fn unsigned(rec: &Value) -> Transaction {
             signatures: Vec::new(),
         }),
         "TxTypeSmartContractExecution" => {
-            Transaction::SmartContractExecution(SmartContractExecution {
+            Transaction::of(SmartContractExecution {
                 nonce,
                 gas_price,
                 gas,
@@ -135,11 +135,11 @@ fn malformed_contract_transactions_are_refused() {
     }
     // Re-encode with humanReadable = 2 and with code format 256: both refused.
     let key = SecretKey::from_slice(&bytes(&d["key"]["K1"])).unwrap();
-    let Transaction::SmartContractDeploy(mut t) = unsigned(rec) else {
+    let Transaction::Native(mut t) = unsigned(rec) else {
         unreachable!()
     };
     t.code_format = 0xff;
-    let mut tx = Transaction::SmartContractDeploy(t);
+    let mut tx = Transaction::Native(t);
     tx.sign(&key, 1000);
     let enc = tx.encode();
     assert!(

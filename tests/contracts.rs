@@ -76,7 +76,7 @@ fn funded(d: &Dev<'_>, dev: &str, k: &SecretKey) -> String {
 }
 
 fn deploy_tx(k: &SecretKey, nonce: u64, input: Vec<u8>) -> String {
-    let mut tx = Transaction::SmartContractDeploy(SmartContractDeploy {
+    let mut tx = Transaction::of(SmartContractDeploy {
         nonce,
         gas_price: u256(PRICE),
         gas: 3_000_000,
@@ -93,7 +93,7 @@ fn deploy_tx(k: &SecretKey, nonce: u64, input: Vec<u8>) -> String {
 }
 
 fn execution_tx(k: &SecretKey, nonce: u64, to: Address, input: Vec<u8>) -> String {
-    let mut tx = Transaction::SmartContractExecution(SmartContractExecution {
+    let mut tx = Transaction::of(SmartContractExecution {
         nonce,
         gas_price: u256(PRICE),
         gas: 500_000,

@@ -43,7 +43,7 @@ fn transfer(chain: &Chain, nonce: u64, value: u8) -> Transaction {
     let mut v = [0u8; 32];
     v[31] = value;
     let key = validator();
-    let mut tx = Transaction::ValueTransfer(ValueTransfer {
+    let mut tx = Transaction::of(ValueTransfer {
         nonce,
         gas_price: price,
         gas: 21_000,

@@ -125,7 +125,7 @@ fn unsigned(d: &Value, case: &Value) -> Transaction {
             input: Vec::new(),
             signature: None,
         }),
-        "value_transfer" => Transaction::ValueTransfer(ValueTransfer {
+        "value_transfer" => Transaction::of(ValueTransfer {
             nonce,
             gas_price,
             gas,
@@ -134,7 +134,7 @@ fn unsigned(d: &Value, case: &Value) -> Transaction {
             from,
             signatures: Vec::new(),
         }),
-        "account_update" => Transaction::AccountUpdate(AccountUpdate {
+        "account_update" => Transaction::of(AccountUpdate {
             nonce,
             gas_price,
             gas,
@@ -196,8 +196,7 @@ fn transactions_match_the_worked_examples() {
         );
         let sigs = match &decoded {
             Transaction::Legacy(t) => vec![t.signature.unwrap()],
-            Transaction::ValueTransfer(t) => t.signatures.clone(),
-            Transaction::AccountUpdate(t) => t.signatures.clone(),
+            Transaction::Native(t) => t.signatures.clone(),
             other => panic!("{name}: not a type of these vectors: {}", other.type_name()),
         };
         assert_eq!(sigs[0].v, case["v"].as_u64().unwrap(), "{name}: V");
@@ -231,7 +230,7 @@ fn malformed_raw_transactions_are_refused() {
     assert_eq!(Transaction::decode(&other), Err(TxError::UndefinedType));
     // No signature at all.
     let mut tx = Transaction::decode(&vt).unwrap();
-    if let Transaction::ValueTransfer(t) = &mut tx {
+    if let Transaction::Native(t) = &mut tx {
         t.signatures.clear();
     }
     assert_eq!(

@@ -227,16 +227,44 @@ impl Namespace for ChainApi {
         method!(
             "chain_sendTransaction",
             [p("args", K::Object)],
-            "Sign a transaction (typeInt 0, 8 or 32) with an unlocked account and submit it; its hash",
+            "Sign a transaction of any type (typeInt) with an unlocked account and submit it; its hash",
             "string: the transaction hash",
             Self::send_transaction
         ),
         method!(
             "chain_signTransaction",
             [p("args", K::Object)],
-            "Sign a transaction (typeInt 0, 8 or 32) with an unlocked account without sending it: {raw, tx}",
+            "Sign a transaction of any type (typeInt) with an unlocked account without sending it: {raw, tx}",
             "object: raw (0x-hex) and tx",
             Self::sign_transaction
+        ),
+        method!(
+            "chain_sendTransactionAsFeePayer",
+            [p("args", K::Object)],
+            "Sign a fee-delegated transaction as its fee payer (unlocked) beside the sender's signatures and submit it; its hash",
+            "string: the transaction hash",
+            Self::send_transaction_as_fee_payer
+        ),
+        method!(
+            "chain_signTransactionAsFeePayer",
+            [p("args", K::Object)],
+            "Sign a fee-delegated transaction as its fee payer (unlocked) without sending it: {raw, tx}",
+            "object: raw (0x-hex) and tx",
+            Self::sign_transaction_as_fee_payer
+        ),
+        method!(
+            "chain_getTransactionBySenderTxHash",
+            [p("hash", K::Hash)],
+            "A transaction by its sender transaction hash (the hash without the fee payer's part), or null",
+            "object: the transaction, or null",
+            Self::get_transaction_by_sender_tx_hash
+        ),
+        method!(
+            "chain_getTransactionReceiptBySenderTxHash",
+            [p("hash", K::Hash)],
+            "A receipt by its transaction's sender transaction hash, or null",
+            "object: the receipt, or null",
+            Self::get_transaction_receipt_by_sender_tx_hash
         ),
         method!(
             "chain_sendRawTransaction",
@@ -588,6 +616,34 @@ impl ChainApi {
         Ok(self.chain()?.transaction(&hash)?)
     }
 
+    /// `chain_getTransactionBySenderTxHash(hash)`: the transaction whose sender transaction
+    /// hash this is (a fee-delegated one sealed), else whose hash it is.
+    fn get_transaction_by_sender_tx_hash(
+        &self,
+        _: &Call,
+        p: &Params,
+    ) -> Result<Option<TransactionJson>> {
+        let HashParam(hash) = p.required(0)?;
+        Ok(self
+            .chain()?
+            .transaction_by_sender_hash(&hash)?
+            .map(|r| TransactionJson::new(&r.tx, r.sender, r.location)))
+    }
+
+    /// `chain_getTransactionReceiptBySenderTxHash(hash)`: the receipt of the transaction
+    /// `chain_getTransactionBySenderTxHash` finds.
+    fn get_transaction_receipt_by_sender_tx_hash(
+        &self,
+        _: &Call,
+        p: &Params,
+    ) -> Result<Option<ReceiptJson>> {
+        let HashParam(hash) = p.required(0)?;
+        Ok(self
+            .chain()?
+            .transaction_by_sender_hash(&hash)?
+            .and_then(receipt_json))
+    }
+
     /// `chain_getTransactionByHash(hash)`: the transaction object of reference 11.1.
     fn get_transaction_by_hash(&self, _: &Call, p: &Params) -> Result<Option<TransactionJson>> {
         Ok(self
@@ -606,7 +662,7 @@ impl ChainApi {
         let raw: HexBytes = p.required(0)?;
         let chain = self.chain()?;
         let tx = crate::types::transaction::Transaction::decode(&raw.0)?;
-        Ok(HexOut(chain.submit(tx)?.to_vec()))
+        Ok(HexOut(chain.submit_local(tx)?.to_vec()))
     }
 
     /// The unlocked key of `from`: the account must still be in the keystore (`unknown
@@ -640,6 +696,32 @@ impl ChainApi {
         Ok(crate::types::json::SignedJson::new(&super::txargs::sign(
             chain, &args, key,
         )?))
+    }
+
+    /// `chain_signTransactionAsFeePayer(tx)`: signed by the fee payer it names with its
+    /// unlocked key, beside the sender's signatures given, not submitted: `{raw, tx}`.
+    fn sign_transaction_as_fee_payer(
+        &self,
+        _: &Call,
+        p: &Params,
+    ) -> Result<crate::types::json::SignedJson> {
+        let args = super::txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
+        let key = |payer| self.unlocked_key(payer);
+        Ok(crate::types::json::SignedJson::new(
+            &super::txargs::sign_as_fee_payer(chain, &args, &key)?,
+        ))
+    }
+
+    /// `chain_sendTransactionAsFeePayer(tx)`: as `chain_signTransactionAsFeePayer`, every
+    /// member given, then submitted; the hash.
+    fn send_transaction_as_fee_payer(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        let args = super::txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
+        let key = |payer| self.unlocked_key(payer);
+        Ok(HexOut(
+            super::txargs::send_as_fee_payer(chain, &args, &key)?.to_vec(),
+        ))
     }
 
     /// `chain_accounts`: the addresses of the keystore, sorted by key-file URL.

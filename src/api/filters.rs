@@ -722,8 +722,7 @@ mod tests {
         let idle = filters.install(FilterKind::Blocks, now).unwrap();
         let mut price = [0u8; 32];
         price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
-        let mut tx = crate::types::transaction::Transaction::ValueTransfer(
-            crate::types::transaction::ValueTransfer {
+        let mut tx = crate::types::transaction::Transaction::of(crate::types::transaction::ValueTransfer {
                 nonce: 0,
                 gas_price: price,
                 gas: 21_000,

@@ -129,9 +129,23 @@ impl Namespace for PersonalApi {
         method!(
             "personal_signTransaction",
             [p("args", K::Object), p("passphrase", K::Passphrase)],
-            "Sign a transaction (typeInt 0, 8 or 32) with a key file without sending it: {raw, tx}",
+            "Sign a transaction of any type (typeInt) with a key file without sending it: {raw, tx}",
             "object: raw (0x-hex) and tx",
             Self::sign_transaction
+        ),
+        method!(
+            "personal_sendTransactionAsFeePayer",
+            [p("args", K::Object), p("passphrase", K::Passphrase)],
+            "Sign a fee-delegated transaction as its fee payer with the fee payer's key file and submit it; its hash",
+            "string: the transaction hash",
+            Self::send_transaction_as_fee_payer
+        ),
+        method!(
+            "personal_signTransactionAsFeePayer",
+            [p("args", K::Object), p("passphrase", K::Passphrase)],
+            "Sign a fee-delegated transaction as its fee payer with the fee payer's key file without sending it: {raw, tx}",
+            "object: raw (0x-hex) and tx",
+            Self::sign_transaction_as_fee_payer
         ),
         method!(
             "personal_sendValueTransfer",
@@ -410,7 +424,7 @@ impl PersonalApi {
         let pass = Zeroizing::new(p.required::<String>(1)?);
         if args.type_int != txargs::TYPE_LEGACY {
             return Err(super::error::Error::Rpc(crate::rpc::RpcError::invalid_params(format!(
-                "invalid argument 0: personal_sendTransaction sends legacy transactions (typeInt 0); typeInt {} is sent with personal_sendValueTransfer (8) or personal_sendAccountUpdate (32)",
+                "invalid argument 0: personal_sendTransaction sends legacy transactions (typeInt 0); typeInt {} is sent with chain_sendTransaction (an unlocked account), or signed with personal_signTransaction and sent with chain_sendRawTransaction",
                 args.type_int
             ))));
         }
@@ -418,7 +432,7 @@ impl PersonalApi {
         Ok(HexOut(txargs::send(chain, &args, key)?.to_vec()))
     }
 
-    /// `personal_signTransaction(tx, passphrase)`: the transaction (typeInt 0, 8 or 32)
+    /// `personal_signTransaction(tx, passphrase)`: the transaction (of any type)
     /// signed with the key file, not submitted: `{raw, tx}`.
     fn sign_transaction(&self, _: &Call, p: &Params) -> Result<SignedJson> {
         let args = txargs::TxArgs::general(p.required(0)?)?;
@@ -426,6 +440,26 @@ impl PersonalApi {
         let pass = Zeroizing::new(p.required::<String>(1)?);
         let key = self.key_file_key(args.from, &pass);
         Ok(SignedJson::new(&txargs::sign(chain, &args, key)?))
+    }
+
+    /// `personal_signTransactionAsFeePayer(tx, passphrase)`: signed by the fee payer it
+    /// names with the fee payer's key file, beside the sender's signatures given: `{raw, tx}`.
+    fn sign_transaction_as_fee_payer(&self, _: &Call, p: &Params) -> Result<SignedJson> {
+        let args = txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
+        let pass = Zeroizing::new(p.required::<String>(1)?);
+        let key = |payer| self.key_file_key(payer, &pass);
+        Ok(SignedJson::new(&txargs::sign_as_fee_payer(chain, &args, &key)?))
+    }
+
+    /// `personal_sendTransactionAsFeePayer(tx, passphrase)`: as
+    /// `personal_signTransactionAsFeePayer`, every member given, then submitted; the hash.
+    fn send_transaction_as_fee_payer(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        let args = txargs::TxArgs::general(p.required(0)?)?;
+        let chain = self.chain()?;
+        let pass = Zeroizing::new(p.required::<String>(1)?);
+        let key = |payer| self.key_file_key(payer, &pass);
+        Ok(HexOut(txargs::send_as_fee_payer(chain, &args, &key)?.to_vec()))
     }
 
     /// `personal_sendValueTransfer({from, to, value, gas?, gasPrice?, nonce?}, passphrase)`:

@@ -13,7 +13,7 @@ use crate::chain::Chain;
 use crate::crypto::{keccak256_concat, signed_message_hash, Address, CryptoError};
 use crate::method;
 use crate::rpc::{Call, HexBytes, Params, RpcError};
-use crate::types::account_key::{AccountKey, Role, Signer};
+use crate::types::account_key::{AccountKey, Signer};
 use crate::types::transaction::Transaction;
 
 /// The prefix of the messages Ethereum wallets sign, which the reference also accepts.
@@ -151,10 +151,7 @@ impl RecoverApi {
             return Err(server("invalid chain id for signer"));
         }
         let signers = tx.recovered()?;
-        let role = match tx {
-            Transaction::AccountUpdate(_) => Role::AccountUpdate,
-            _ => Role::Transaction,
-        };
+        let role = tx.role();
         match tx.from() {
             None => {
                 let sender = signers

@@ -13,9 +13,9 @@ use crate::chain::Chain;
 use crate::crypto::{Address, SecretKey};
 use crate::rpc::RpcError;
 use crate::types::account_key::{AccountKey, Role};
+use crate::types::native::{split_code, type_name as native_type_name};
 use crate::types::transaction::{
-    AccountUpdate, Legacy, SmartContractDeploy, SmartContractExecution, Transaction, ValueTransfer,
-    U256,
+    AccessTuple, Base, Ethereum, FeeMode, Legacy, Native, Signature, Transaction, U256,
 };
 
 /// Transaction types the send and sign methods build.
@@ -24,6 +24,8 @@ pub const TYPE_VALUE_TRANSFER: u64 = 8;
 pub const TYPE_ACCOUNT_UPDATE: u64 = 32;
 pub const TYPE_SMART_CONTRACT_DEPLOY: u64 = 40;
 pub const TYPE_SMART_CONTRACT_EXECUTION: u64 = 48;
+pub const TYPE_ETHEREUM_ACCESS_LIST: u64 = 0x7801;
+pub const TYPE_ETHEREUM_DYNAMIC_FEE: u64 = 0x7802;
 
 fn invalid(msg: impl Into<String>) -> Error {
     Error::Rpc(RpcError::invalid_params(msg.into()))
@@ -123,34 +125,149 @@ const KNOWN: &[&str] = &[
     "signatures",
 ];
 
-/// The members each of the chain's own types has (besides `from`, `signatures`, `typeInt`).
-fn fields_of(type_int: u64) -> &'static [&'static str] {
-    match type_int {
-        TYPE_VALUE_TRANSFER => &["to", "gas", "gasPrice", "value", "nonce"],
-        TYPE_ACCOUNT_UPDATE => &["gas", "gasPrice", "nonce", "key"],
-        TYPE_SMART_CONTRACT_DEPLOY => &[
-            "to",
-            "gas",
-            "gasPrice",
-            "value",
-            "nonce",
-            "input",
-            "codeFormat",
-            "humanReadable",
-        ],
-        TYPE_SMART_CONTRACT_EXECUTION => &["to", "gas", "gasPrice", "value", "nonce", "input"],
-        _ => &[],
+/// The members each of the reference's own types has (besides `from`, `signatures`,
+/// `typeInt`); none for a type it defines but does not build (account creation, batch).
+fn fields_of(type_int: u64) -> Vec<&'static str> {
+    let Some((base, mode)) = u8::try_from(type_int).ok().and_then(split_code) else {
+        return Vec::new();
+    };
+    let mut f = Vec::new();
+    if matches!(
+        base,
+        Base::ValueTransfer | Base::ValueTransferMemo | Base::SmartContractDeploy | Base::SmartContractExecution
+    ) {
+        f.push("to");
     }
+    f.extend(["gas", "gasPrice"]);
+    if matches!(
+        base,
+        Base::ValueTransfer | Base::ValueTransferMemo | Base::SmartContractDeploy | Base::SmartContractExecution
+    ) {
+        f.push("value");
+    }
+    f.push("nonce");
+    if !matches!(base, Base::ValueTransfer | Base::AccountUpdate | Base::Cancel) {
+        f.push("input");
+    }
+    if base == Base::SmartContractDeploy {
+        f.extend(["codeFormat", "humanReadable"]);
+    }
+    if base == Base::AccountUpdate {
+        f.push("key");
+    }
+    if mode != FeeMode::Sender {
+        f.push("feePayer");
+    }
+    if matches!(mode, FeeMode::Ratio(_)) {
+        f.push("feeRatio");
+    }
+    f
 }
 
 fn type_name(type_int: u64) -> &'static str {
     match type_int {
-        TYPE_VALUE_TRANSFER => "TxTypeValueTransfer",
-        TYPE_ACCOUNT_UPDATE => "TxTypeAccountUpdate",
-        TYPE_SMART_CONTRACT_DEPLOY => "TxTypeSmartContractDeploy",
-        TYPE_SMART_CONTRACT_EXECUTION => "TxTypeSmartContractExecution",
-        _ => "TxTypeLegacyTransaction",
+        TYPE_LEGACY => "TxTypeLegacyTransaction",
+        TYPE_ETHEREUM_ACCESS_LIST => "TxTypeEthereumAccessList",
+        TYPE_ETHEREUM_DYNAMIC_FEE => "TxTypeEthereumDynamicFee",
+        t => u8::try_from(t).map_or("UndefinedTxType", native_type_name),
     }
+}
+
+/// `feeRatio`: a JSON number of at most a byte (`types.FeeRatio`).
+fn fee_ratio(v: &Value) -> Result<u8> {
+    member("feeRatio")
+        .integer(v, "types.FeeRatio", u8::MAX.into())
+        .map(|n| n as u8)
+        .map_err(arg0)
+}
+
+/// `accessList`: `[{"address", "storageKeys"}]` (`types.AccessList`).
+fn access_list(v: &Value) -> Result<Vec<AccessTuple>> {
+    let bad = |what: &str| {
+        arg0(super::goparams::field_error(
+            "SendTxArgs",
+            "accessList",
+            what,
+            "types.AccessList",
+        ))
+    };
+    let Value::Array(items) = v else {
+        return Err(bad(crate::rpc::json_type(v)));
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let Value::Object(o) = item else {
+            return Err(bad(crate::rpc::json_type(item)));
+        };
+        let get = |k: &str| o.iter().find(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, v)| v);
+        let address = match get("address") {
+            Some(a) => Member {
+                strukt: "AccessTuple",
+                name: "address",
+            }
+            .address(a)
+            .map_err(arg0)?,
+            None => Address([0; 20]),
+        };
+        let mut storage_keys = Vec::new();
+        match get("storageKeys") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(keys)) => {
+                for k in keys {
+                    let h: [u8; 32] = super::goparams::fixed_value(
+                        k,
+                        "Go struct field AccessTuple.storageKeys of type common.Hash",
+                        "common.Hash",
+                    )
+                    .map_err(arg0)?;
+                    storage_keys.push(h);
+                }
+            }
+            Some(other) => return Err(bad(crate::rpc::json_type(other))),
+        }
+        out.push(AccessTuple {
+            address,
+            storage_keys,
+        });
+    }
+    Ok(out)
+}
+
+/// `signatures`: `[{"V", "R", "S"}]` (`types.TxSignaturesJSON`), keys in any case.
+fn signatures(v: &Value) -> Result<Vec<Signature>> {
+    let ty = "types.TxSignaturesJSON";
+    let bad = |what: &str| arg0(super::goparams::field_error("SendTxArgs", "signatures", what, ty));
+    let Value::Array(items) = v else {
+        return Err(bad(crate::rpc::json_type(v)));
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let Value::Object(o) = item else {
+            return Err(bad(crate::rpc::json_type(item)));
+        };
+        let get = |k: &str| {
+            let v = o.iter().find(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, v)| v);
+            match v {
+                Some(v) if !v.is_null() => Member {
+                    strukt: "TxSignatureJSON",
+                    name: k,
+                }
+                .big(v)
+                .map_err(arg0),
+                _ => Ok([0; 32]),
+            }
+        };
+        let v = get("V")?;
+        if v[..24].iter().any(|&b| b != 0) {
+            return Err(arg0("V out of range".into()));
+        }
+        out.push(Signature {
+            v: u64::from_be_bytes(v[24..].try_into().expect("8 bytes")),
+            r: get("R")?,
+            s: get("S")?,
+        });
+    }
+    Ok(out)
 }
 
 /// A transaction object as given: each member present (JSON `null` counts as absent).
@@ -158,6 +275,10 @@ fn type_name(type_int: u64) -> &'static str {
 pub struct TxArgs {
     pub type_int: u64,
     pub from: Address,
+    /// The sender's signatures given (`signatures`), for a fee payer to add its own to.
+    pub signatures: Option<Vec<Signature>>,
+    /// Whether `typeInt` was given (the fee payer's send demands it).
+    pub type_given: bool,
     members: Map<String, Value>,
     /// Whether the reference's member checks apply (the general object); the typed methods
     /// say `tx fields should be filled with valid values` for a missing member instead.
@@ -217,23 +338,33 @@ impl TxArgs {
                 "humanReadable" => {
                     human_readable(v)?;
                 }
+                "feeRatio" => {
+                    fee_ratio(v)?;
+                }
+                "accessList" => {
+                    access_list(v)?;
+                }
+                "signatures" => {
+                    signatures(v)?;
+                }
                 _ => {}
             }
         }
-        let type_int = members
-            .remove("typeInt")
-            .and_then(|t| t.as_u64())
-            .unwrap_or(TYPE_LEGACY);
+        let given_type = members.remove("typeInt");
+        let type_given = given_type.is_some();
+        let type_int = given_type.and_then(|t| t.as_u64()).unwrap_or(TYPE_LEGACY);
         // `from` left out is the zero address, as Go leaves it; the keystore does not hold it
         // (`unknown account`, after the argument checks).
         let from = match members.remove("from") {
             Some(v) => address("from", &v)?,
             None => Address([0; 20]),
         };
-        members.remove("signatures");
+        let sigs = members.remove("signatures").map(|v| signatures(&v)).transpose()?;
         let args = TxArgs {
             type_int,
             from,
+            signatures: sigs,
+            type_given,
             members,
             member_checks: true,
         };
@@ -326,78 +457,54 @@ impl TxArgs {
                     signature: None,
                 })
             }
-            TYPE_VALUE_TRANSFER | TYPE_ACCOUNT_UPDATE => {
-                if self.member_checks {
-                    self.check_members()?;
-                }
-                if self.type_int == TYPE_VALUE_TRANSFER {
-                    Transaction::ValueTransfer(ValueTransfer {
-                        nonce,
-                        gas_price,
-                        gas: 0,
-                        to: address("to", self.get("to").ok_or(AccountError::TxFields)?)?,
-                        value: value.ok_or(AccountError::TxFields)?,
-                        from: self.from,
-                        signatures: Vec::new(),
-                    })
-                } else {
-                    let raw = bytes("key", self.get("key").ok_or(AccountError::TxFields)?)?;
-                    let key = AccountKey::decode(&raw)
-                        .map_err(|e| AccountError::Key(e.to_string()))?;
-                    Transaction::AccountUpdate(AccountUpdate {
-                        nonce,
-                        gas_price,
-                        gas: 0,
-                        from: self.from,
-                        key,
-                        signatures: Vec::new(),
-                    })
-                }
+            TYPE_ETHEREUM_ACCESS_LIST | TYPE_ETHEREUM_DYNAMIC_FEE => {
+                self.ethereum(chain, nonce, gas_price, value)?
             }
-            TYPE_SMART_CONTRACT_DEPLOY | TYPE_SMART_CONTRACT_EXECUTION => {
-                if self.member_checks {
-                    self.check_members()?;
-                }
-                let input = bytes("input", self.get("input").ok_or(AccountError::TxFields)?)?;
-                let value = value.ok_or(AccountError::TxFields)?;
-                let to = self.get("to").map(|v| address("to", v)).transpose()?;
-                if self.type_int == TYPE_SMART_CONTRACT_DEPLOY {
-                    Transaction::SmartContractDeploy(SmartContractDeploy {
-                        nonce,
-                        gas_price,
-                        gas: 0,
-                        to,
-                        value,
-                        from: self.from,
-                        input,
-                        human_readable: human_readable(
-                            self.get("humanReadable").ok_or(AccountError::TxFields)?,
-                        )?,
-                        code_format: code_format(
-                            self.get("codeFormat").ok_or(AccountError::TxFields)?,
-                        )?,
-                        signatures: Vec::new(),
-                    })
-                } else {
-                    Transaction::SmartContractExecution(SmartContractExecution {
-                        nonce,
-                        gas_price,
-                        gas: 0,
-                        to: to.ok_or(AccountError::TxFields)?,
-                        value,
-                        from: self.from,
-                        input,
-                        signatures: Vec::new(),
-                    })
-                }
-            }
-            other if !REFERENCE_TYPES.contains(&other) => {
+            t if !REFERENCE_TYPES.contains(&t) && t >= 0x7800 => {
                 return Err(AccountError::Args("undefined tx type".into()).into())
             }
-            other => {
-                return Err(invalid(format!(
-                    "invalid argument 0: typeInt {other}: this node builds transactions of type 0 (legacy), 8 (value transfer), 32 (account update), 40 (smart contract deploy) and 48 (smart contract execution)"
-                )))
+            t => {
+                if self.member_checks {
+                    self.check_members()?;
+                }
+                let Some((base, mode)) = u8::try_from(t).ok().and_then(split_code) else {
+                    return Err(AccountError::Args("undefined tx type".into()).into());
+                };
+                let mut n = Native::new(base, mode, self.from);
+                n.nonce = nonce;
+                n.gas_price = gas_price;
+                let fields = fields_of(t);
+                let required = |name: &str| self.get(name).ok_or(AccountError::TxFields);
+                if fields.contains(&"to") {
+                    n.to = match self.get("to") {
+                        Some(v) => Some(address("to", v)?),
+                        None if base == Base::SmartContractDeploy => None,
+                        None => return Err(AccountError::TxFields.into()),
+                    };
+                }
+                if fields.contains(&"value") {
+                    n.value = value.ok_or(AccountError::TxFields)?;
+                }
+                if fields.contains(&"input") {
+                    n.input = bytes("input", required("input")?)?;
+                }
+                if base == Base::AccountUpdate {
+                    let raw = bytes("key", required("key")?)?;
+                    n.key = Some(
+                        AccountKey::decode(&raw).map_err(|e| AccountError::Key(e.to_string()))?,
+                    );
+                }
+                if base == Base::SmartContractDeploy {
+                    n.human_readable = human_readable(required("humanReadable")?)?;
+                    n.code_format = code_format(required("codeFormat")?)?;
+                }
+                if mode != FeeMode::Sender {
+                    n.fee_payer = address("feePayer", required("feePayer")?)?;
+                }
+                if let FeeMode::Ratio(_) = mode {
+                    n.fee_mode = FeeMode::Ratio(fee_ratio(required("feeRatio")?)?);
+                }
+                Transaction::Native(n)
             }
         };
         let gas = match gas {
@@ -408,6 +515,88 @@ impl TxArgs {
         Ok(tx)
     }
 
+    /// An Ethereum typed transaction (the reference's `setDefaults` and map rules: the chain
+    /// id defaults to the node's, `accessList` is required, members the type lacks are
+    /// `undefined key remains`; before Magma both fee caps must be the unit price).
+    fn ethereum(
+        &self,
+        chain: &Chain,
+        nonce: u64,
+        gas_price: U256,
+        value: Option<U256>,
+    ) -> Result<Transaction> {
+        let dynamic = self.type_int == TYPE_ETHEREUM_DYNAMIC_FEE;
+        let args = |m: &str| AccountError::Args(m.to_string());
+        let foreign: &[&str] = if dynamic {
+            &["gasPrice", "feePayer", "feeRatio", "key", "codeFormat", "humanReadable"]
+        } else {
+            &[
+                "maxFeePerGas",
+                "maxPriorityFeePerGas",
+                "feePayer",
+                "feeRatio",
+                "key",
+                "codeFormat",
+                "humanReadable",
+            ]
+        };
+        let unit = crate::state::from_u64(chain.unit_price());
+        let (tip, cap) = if dynamic {
+            let tip = match self.get("maxPriorityFeePerGas") {
+                Some(v) => quantity("maxPriorityFeePerGas", v)?,
+                None => unit,
+            };
+            let cap = match self.get("maxFeePerGas") {
+                Some(v) => quantity("maxFeePerGas", v)?,
+                None => tip,
+            };
+            if tip != unit || cap != unit {
+                return Err(args(&format!(
+                    "only {} is allowed to be used as maxFeePerGas and maxPriorityPerGas",
+                    crate::state::quantity(&unit).trim_start_matches("0x")
+                ))
+                .into());
+            }
+            (tip, cap)
+        } else {
+            (gas_price, gas_price)
+        };
+        if foreign.iter().any(|m| self.get(m).is_some()) {
+            return Err(args("undefined key remains").into());
+        }
+        let access_list = match self.get("accessList") {
+            Some(v) => access_list(v)?,
+            None => return Err(args("AccessList must be a type of AccessList").into()),
+        };
+        let chain_id = match self.get("chainId") {
+            Some(v) => {
+                let id = quantity("chainId", v)?;
+                if id[..24].iter().any(|&b| b != 0) {
+                    return Err(args("invalid chain id for signer").into());
+                }
+                u64::from_be_bytes(id[24..].try_into().expect("8 bytes"))
+            }
+            None => chain.chain_id(),
+        };
+        Ok(Transaction::Ethereum(Ethereum {
+            dynamic,
+            chain_id,
+            nonce,
+            gas_tip_cap: tip,
+            gas_fee_cap: cap,
+            gas: 0,
+            to: self.get("to").map(|v| address("to", v)).transpose()?,
+            value: value.unwrap_or([0; 32]),
+            input: self
+                .get("input")
+                .map(|v| bytes("input", v))
+                .transpose()?
+                .unwrap_or_default(),
+            access_list,
+            signature: None,
+        }))
+    }
+
     /// The reference's member checks for its own types: every member the type has must be
     /// given, and none it lacks (the defaults count as given).
     fn check_members(&self) -> Result<()> {
@@ -415,9 +604,14 @@ impl TxArgs {
         let defaulted = ["gas", "gasPrice", "nonce"];
         for (name, decl) in MEMBERS {
             let given = self.members.contains_key(*name) || defaulted.contains(name);
-            let has = fields.contains(name);
+            let name = *name;
+            let has = fields.contains(&name);
             // A deploy may leave its recipient out (it must, to pass the pool).
-            let optional = *name == "to" && self.type_int == TYPE_SMART_CONTRACT_DEPLOY;
+            let optional = name == "to"
+                && u8::try_from(self.type_int)
+                    .ok()
+                    .and_then(split_code)
+                    .is_some_and(|(b, _)| b == Base::SmartContractDeploy);
             if !given && has && !optional {
                 return Err(AccountError::Args(format!(
                     "{decl} is required for {}",
@@ -441,14 +635,16 @@ impl TxArgs {
 /// validating one signature against the sender's `key` costs. A transaction that runs no
 /// code needs exactly its intrinsic gas.
 fn estimate(chain: &Chain, tx: &Transaction, from: Address, key: &AccountKey) -> Result<u64> {
-    let role = match tx {
-        Transaction::AccountUpdate(_) => Role::AccountUpdate,
-        _ => Role::Transaction,
-    };
-    let validation = key.validation_gas(role, 1);
-    let runs_code = match tx {
-        Transaction::AccountUpdate(_) | Transaction::ValueTransfer(_) => false,
-        _ => match tx.to() {
+    let mut validation = key.validation_gas(tx.role(), 1);
+    if let Some(payer) = tx.fee_payer() {
+        let payer_key = chain
+            .account(&payer, None)?
+            .map_or(AccountKey::Legacy, |a| a.key);
+        validation += payer_key.validation_gas(Role::FeePayer, 1);
+    }
+    let runs_code = match tx.base() {
+        Some(b) => matches!(b, Base::SmartContractDeploy | Base::SmartContractExecution),
+        None => match tx.to() {
             None => true,
             Some(to) => {
                 !tx.input().is_empty()
@@ -470,8 +666,9 @@ fn estimate(chain: &Chain, tx: &Transaction, from: Address, key: &AccountKey) ->
         input: tx.input().to_vec(),
     };
     let used = chain.estimate_gas(&args)?;
-    // The intrinsic gas of the contract types equals that of the legacy message estimated.
-    Ok(used.max(tx.intrinsic_gas()) + validation)
+    // The intrinsic gas of the contract types equals that of the legacy message estimated;
+    // a fee payer adds its part.
+    Ok(used.max(tx.intrinsic_gas() - tx.delegation_gas()) + tx.delegation_gas() + validation)
 }
 
 /// How the sender's key is had: decrypted from its key file, or the unlocked one.
@@ -484,6 +681,7 @@ pub type KeySource<'a> = Box<dyn FnOnce() -> Result<SecretKey> + 'a>;
 /// nonces of concurrent sends are still consecutive, since the lock covers reading the pending
 /// nonce up to the pool's answer.
 pub fn send(chain: &Chain, args: &TxArgs, key: KeySource<'_>) -> Result<[u8; 32]> {
+    check_ethereum_price(args)?;
     let given = args.nonce()?;
     let account_key = chain
         .account(&args.from, None)?
@@ -499,12 +697,13 @@ pub fn send(chain: &Chain, args: &TxArgs, key: KeySource<'_>) -> Result<[u8; 32]
     }
     tx.sign(&key, chain.chain_id());
     drop(key);
-    Ok(chain.submit(tx)?)
+    Ok(chain.submit_local(tx)?)
 }
 
 /// The sign path: as [`send`] without the lock and without submitting; the signed
 /// transaction.
 pub fn sign(chain: &Chain, args: &TxArgs, key: KeySource<'_>) -> Result<Transaction> {
+    check_ethereum_price(args)?;
     let nonce = match args.nonce()? {
         Some(n) => n,
         None => chain.pending_nonce(&args.from)?,
@@ -516,4 +715,82 @@ pub fn sign(chain: &Chain, args: &TxArgs, key: KeySource<'_>) -> Result<Transact
     let key = key()?;
     tx.sign(&key, chain.chain_id());
     Ok(tx)
+}
+
+/// The check the sign and send paths make before the defaults for Ethereum's types: a price
+/// must be given, as `gasPrice` or as both fee caps.
+fn check_ethereum_price(args: &TxArgs) -> Result<()> {
+    let ethereum = args.type_int == TYPE_ETHEREUM_ACCESS_LIST
+        || args.type_int == TYPE_ETHEREUM_DYNAMIC_FEE;
+    if ethereum
+        && args.get("gasPrice").is_none()
+        && (args.get("maxPriorityFeePerGas").is_none() || args.get("maxFeePerGas").is_none())
+    {
+        return Err(AccountError::Args(
+            "missing gasPrice or maxFeePerGas/maxPriorityFeePerGas".into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// A fee payer's key, had once the fee payer is known.
+pub type FeePayerKey<'a> = &'a dyn Fn(Address) -> KeySource<'a>;
+
+/// The fee payer's sign path (`signTransactionAsFeePayer`): the transaction built as the
+/// sender's sign path builds it (defaults filled), the sender's `signatures` as given, then
+/// signed by the fee payer it names (a native type that is not fee-delegated names its
+/// sender; legacy and Ethereum's types none: `invalid fee payer is set`).
+pub fn sign_as_fee_payer(chain: &Chain, args: &TxArgs, key: FeePayerKey<'_>) -> Result<Transaction> {
+    check_ethereum_price(args)?;
+    let nonce = match args.nonce()? {
+        Some(n) => n,
+        None => chain.pending_nonce(&args.from)?,
+    };
+    let account_key = chain
+        .account(&args.from, None)?
+        .map_or(AccountKey::Legacy, |a| a.key);
+    let mut tx = args.build(chain, nonce, &account_key)?;
+    let payer = match &mut tx {
+        Transaction::Native(n) => {
+            if let Some(sigs) = &args.signatures {
+                n.signatures = sigs.clone();
+            }
+            if n.is_delegated() {
+                n.fee_payer
+            } else {
+                n.from
+            }
+        }
+        _ => return Err(AccountError::Args("invalid fee payer is set".into()).into()),
+    };
+    let key = key(payer)()?;
+    if !tx.sign_as_fee_payer(&key, chain.chain_id()) {
+        return Err(AccountError::Args("not a fee delegation type transaction".into()).into());
+    }
+    Ok(tx)
+}
+
+/// The fee payer's send path (`sendTransactionAsFeePayer`): nothing is defaulted (the type,
+/// the nonce, the gas, the price and the sender's signatures must be given, checked in the
+/// reference's order), then as [`sign_as_fee_payer`], then submitted; the hash.
+pub fn send_as_fee_payer(chain: &Chain, args: &TxArgs, key: FeePayerKey<'_>) -> Result<[u8; 32]> {
+    let missing = |m: &str| -> Result<[u8; 32]> { Err(AccountError::Args(m.into()).into()) };
+    if !args.type_given {
+        return missing("tx should have a type value");
+    }
+    if args.get("nonce").is_none() {
+        return missing("nonce of the sender is not set");
+    }
+    if args.get("gas").is_none() {
+        return missing("gas limit is not set");
+    }
+    if args.get("gasPrice").is_none() {
+        return missing("gas price is not set");
+    }
+    if args.signatures.is_none() {
+        return missing("sender signature is not set");
+    }
+    let tx = sign_as_fee_payer(chain, args, key)?;
+    Ok(chain.submit_local(tx)?)
 }

@@ -13,7 +13,7 @@ use crate::chain::Chain;
 use crate::method;
 use crate::rpc::{Call, Params};
 use crate::types::json::{Location, TransactionJson};
-use crate::types::transaction::Transaction;
+use crate::types::transaction::{Base, Transaction};
 
 /// The `txpool` namespace.
 pub struct TxpoolApi {
@@ -117,8 +117,10 @@ impl TxpoolApi {
                 tx.gas(),
                 tx.gas_price(),
             );
-            let none = match tx {
-                Transaction::AccountUpdate(_) => "account update",
+            let none = match tx.base() {
+                Some(Base::AccountUpdate) => "account update",
+                Some(Base::Cancel) => "cancel",
+                Some(Base::ChainDataAnchoring) => "chain data anchoring",
                 _ => "contract creation",
             };
             let decimal = |v: &[u8; 32]| {

@@ -41,6 +41,8 @@ pub(super) struct Admission {
 pub enum SubmitError {
     #[error(transparent)]
     Pool(#[from] PoolError),
+    #[error("locally anchoring chaindata tx is not allowed in this node")]
+    LocalAnchor,
     #[error(transparent)]
     Chain(#[from] ChainError),
 }
@@ -95,6 +97,26 @@ impl Chain {
         // Signatures are recovered before the lock is taken (libsecp256k1, once).
         let signers = tx.recovered();
         self.submit_recovered(tx, signers)
+    }
+
+    /// Takes chain-data anchoring transactions from this node's users too (off by default,
+    /// as the reference's `--txpool.allow-local-anchortx`).
+    pub fn allow_local_anchor(&self, allow: bool) {
+        self.allow_local_anchor
+            .store(allow, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// [`Chain::submit`] of a transaction from this node's own users (the RPC): a chain-data
+    /// anchoring transaction is refused unless allowed.
+    pub fn submit_local(&self, tx: Transaction) -> Result<[u8; 32], SubmitError> {
+        if tx.base() == Some(crate::types::transaction::Base::ChainDataAnchoring)
+            && !self
+                .allow_local_anchor
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Err(SubmitError::LocalAnchor);
+        }
+        self.submit(tx)
     }
 
     /// [`Chain::submit`] of a transaction whose signers were recovered before (a pending
@@ -216,7 +238,7 @@ mod tests {
         let chain = Chain::open(dir.path(), &g).unwrap();
         let mut price = [0u8; 32];
         price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
-        let mut update = Transaction::AccountUpdate(AccountUpdate {
+        let mut update = Transaction::of(AccountUpdate {
             nonce: 0,
             gas_price: price,
             gas: 100_000,
@@ -227,7 +249,7 @@ mod tests {
         update.sign(&v, chain.chain_id());
         chain.submit(update).unwrap();
         let transfer = |k: &SecretKey| {
-            let mut t = Transaction::ValueTransfer(ValueTransfer {
+            let mut t = Transaction::of(ValueTransfer {
                 nonce: 1,
                 gas_price: price,
                 gas: 100_000,

@@ -45,6 +45,8 @@ const NUMBERS: TableDefinition<&[u8; 32], u64> = TableDefinition::new("numbers")
 const CANONICAL: TableDefinition<u64, &[u8; 32]> = TableDefinition::new("canonical");
 /// Transaction hash to the hash of its block and its index there.
 const TX_LOOKUP: TableDefinition<&[u8; 32], (&[u8; 32], u32)> = TableDefinition::new("tx_lookup");
+/// Sender transaction hash -> transaction hash, for fee-delegated transactions.
+const SENDER_LOOKUP: TableDefinition<&[u8; 32], &[u8; 32]> = TableDefinition::new("sender_lookup");
 
 const SCHEMA_KEY: &str = "schema";
 const HEAD_KEY: &str = "head";
@@ -142,6 +144,9 @@ pub struct BlockWrite<'a> {
     pub receipts: &'a [u8],
     /// The block's transaction hashes, in order.
     pub tx_hashes: &'a [Hash],
+    /// (sender transaction hash, transaction hash) of its fee-delegated transactions, whose
+    /// two hashes differ.
+    pub sender_hashes: &'a [(Hash, Hash)],
     /// State-trie nodes new in this block, by hash.
     pub trie_nodes: &'a [(Hash, Vec<u8>)],
 }
@@ -337,6 +342,12 @@ impl ChainDb {
             for (h, block, index) in lookups {
                 lookup.insert(h, (block, index))?;
             }
+            let mut senders = tx.open_table(SENDER_LOOKUP)?;
+            for b in blocks {
+                for (sender, hash) in b.sender_hashes {
+                    senders.insert(sender, hash)?;
+                }
+            }
             let mut head = Vec::with_capacity(40);
             head.extend_from_slice(&last.number.to_be_bytes());
             head.extend_from_slice(last.hash);
@@ -484,8 +495,12 @@ impl ChainDb {
                     let (_, list) = split_block(&block)?;
                     let txs = crate::types::block::decode_tx_list(list)
                         .map_err(|e| Error::Corrupt(e.to_string()))?;
+                    let mut senders = tx.open_table(SENDER_LOOKUP)?;
                     for t in txs {
                         lookup.remove(&t.hash())?;
+                        if t.fee_payer().is_some() {
+                            senders.remove(&t.sender_tx_hash())?;
+                        }
                     }
                 }
             }
@@ -497,6 +512,18 @@ impl ChainDb {
         };
         tx.commit()?;
         Ok(hash)
+    }
+
+    /// The hash of the fee-delegated transaction whose sender transaction hash is `sender`.
+    pub fn tx_hash_by_sender(&self, sender: &Hash) -> Result<Option<Hash>> {
+        let tx = self.db.begin_read()?;
+        let t = match tx.open_table(SENDER_LOOKUP) {
+            Ok(t) => t,
+            // A file written before the index existed: nothing indexed yet.
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(t.get(sender)?.map(|v| *v.value()))
     }
 
     /// Where a transaction is: its block's hash and its index there.
@@ -543,6 +570,7 @@ fn check_schema(db: &Database, shown: &str) -> Result<()> {
     tx.open_table(NUMBERS)?;
     tx.open_table(CANONICAL)?;
     tx.open_table(TX_LOOKUP)?;
+    tx.open_table(SENDER_LOOKUP)?;
     tx.commit()?;
     Ok(())
 }
@@ -704,6 +732,7 @@ mod tests {
             body: b"\xc6\xc5body0",
             receipts: b"receipts0",
             tx_hashes: &[h(5), h(6)],
+            sender_hashes: &[],
             trie_nodes: &nodes,
         })
         .unwrap();
@@ -880,6 +909,7 @@ mod tests {
             body: &body,
             receipts: &[0xc0],
             tx_hashes: &[],
+            sender_hashes: &[],
             trie_nodes: &[],
         })
         .unwrap();
@@ -896,6 +926,7 @@ mod tests {
                 body: &[0x01],
                 receipts: &[0xc0],
                 tx_hashes: &[],
+                sender_hashes: &[],
                 trie_nodes: &[],
             })
             .unwrap_err();

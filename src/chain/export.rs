@@ -331,7 +331,7 @@ mod tests {
         price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
         // A block of one transfer to `to`.
         let seal_one = |nonce: u64, to: u8| {
-            let mut tx = Transaction::ValueTransfer(ValueTransfer {
+            let mut tx = Transaction::of(ValueTransfer {
                 nonce,
                 gas_price: price,
                 gas: 21_000,

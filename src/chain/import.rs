@@ -63,6 +63,8 @@ struct Recovered {
     /// Each transaction's encoding, their hashes, and the transactions root they make.
     encodings: Vec<Vec<u8>>,
     tx_hashes: Vec<Hash>,
+    /// (sender transaction hash, transaction hash) of the fee-delegated ones.
+    sender_hashes: Vec<(Hash, Hash)>,
     tx_root: Hash,
     /// The proposer seal's and every committed seal's signer (provisional when batched).
     sealers: Result<Vec<Address>, String>,
@@ -185,7 +187,21 @@ fn recover(block: &Block, index: usize, seals: Seals<'_>) -> (Recovered, Option<
     let rec = Recovered {
         hash,
         header_rlp: block.header.encode(),
-        tx_hashes: encodings.iter().map(|e| keccak256(e)).collect(),
+        tx_hashes: block
+            .transactions
+            .iter()
+            .zip(&encodings)
+            .map(|(t, e)| match t {
+                Transaction::Ethereum(t) => t.hash(),
+                _ => keccak256(e),
+            })
+            .collect(),
+        sender_hashes: block
+            .transactions
+            .iter()
+            .filter(|t| t.fee_payer().is_some())
+            .map(|t| (t.sender_tx_hash(), t.hash()))
+            .collect(),
         tx_root: DeriveSha::Original.root(&encodings),
         encodings,
         sealers,
@@ -411,6 +427,7 @@ struct Ready {
     body: Vec<u8>,
     receipts: Vec<u8>,
     tx_hashes: Vec<Hash>,
+    sender_hashes: Vec<(Hash, Hash)>,
     nodes: Vec<(Hash, Vec<u8>)>,
     /// Its seals made ready for the batch check before it is stored, when left to it.
     seal_terms: Option<seal_batch::Prepared>,
@@ -682,6 +699,7 @@ impl Chain {
                         body: &r.body,
                         receipts: &r.receipts,
                         tx_hashes: &r.tx_hashes,
+                        sender_hashes: &r.sender_hashes,
                         trie_nodes: &r.nodes,
                     })
                     .collect();
@@ -884,6 +902,7 @@ impl Chain {
             body: list(&list(&body)),
             receipts: list(&receipts_rlp),
             tx_hashes: rec.tx_hashes,
+            sender_hashes: rec.sender_hashes,
             nodes: new_nodes,
             seal_terms: rec.seal_terms,
         })
@@ -1089,7 +1108,7 @@ mod tests {
         price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
         let mut value = [0u8; 32];
         value[31] = 7;
-        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+        let mut tx = Transaction::of(ValueTransfer {
             nonce,
             gas_price: price,
             gas: 21_000,

@@ -426,7 +426,7 @@ mod tests {
 
         /// Submits a transfer (no logs).
         fn transfer(&mut self) -> Hash {
-            let mut tx = Transaction::ValueTransfer(ValueTransfer {
+            let mut tx = Transaction::of(ValueTransfer {
                 nonce: self.nonce,
                 gas_price: self.price(),
                 gas: 21_000,

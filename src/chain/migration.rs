@@ -382,7 +382,7 @@ mod tests {
         to[19] = nonce as u8;
         let mut value = [0u8; 32];
         value[31] = 1;
-        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+        let mut tx = Transaction::of(ValueTransfer {
             nonce,
             gas_price: price,
             gas: 21_000,

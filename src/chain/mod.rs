@@ -162,6 +162,9 @@ pub struct Chain {
     cache_loaded: std::sync::atomic::AtomicUsize,
     /// Set while the trie-node cache is being saved.
     saving: std::sync::atomic::AtomicBool,
+    /// Whether chain-data anchoring transactions are taken from this node's own users
+    /// (`--txpool.allow-local-anchortx`).
+    allow_local_anchor: std::sync::atomic::AtomicBool,
     /// How far the running (or last) save of the trie-node cache has come.
     save_progress: cachefile::SaveProgress,
     /// Where sealed and imported blocks are counted (`--metrics`).
@@ -272,6 +275,7 @@ impl Chain {
                         body: &list(&empty_list),
                         receipts: &empty_list,
                         tx_hashes: &[],
+                        sender_hashes: &[],
                         trie_nodes: &nodes,
                     })?;
                 }
@@ -309,6 +313,7 @@ impl Chain {
             bus: OnceLock::new(),
             stopping: std::sync::atomic::AtomicBool::new(false),
             saving: std::sync::atomic::AtomicBool::new(false),
+            allow_local_anchor: std::sync::atomic::AtomicBool::new(false),
             save_progress: cachefile::SaveProgress::default(),
             metrics: OnceLock::new(),
             saves: Mutex::new(nodecache::SaveHistory::default()),

@@ -21,10 +21,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::state::{sub, Account};
+use super::state::{add, sub, Account};
 use super::validate::{check_tx, InvalidTransaction};
 use crate::crypto::Address;
-use crate::types::account_key::{AccountKey, Role, Signer};
+use crate::types::account_key::{AccountKey, Signer};
 use crate::types::transaction::{Transaction, TxError, U256};
 
 /// Most transactions pending at once.
@@ -44,9 +44,11 @@ pub struct Pending {
     pub sender: Address,
     /// Intrinsic plus key-validation gas: what the transaction uses when it runs no code.
     pub gas_used: u64,
-    /// The key-validation gas alone.
+    /// The key-validation gas alone (the sender's and a fee payer's).
     pub validation_gas: u64,
-    /// Gas limit x gas price + value: what the sender must hold for it.
+    /// A fee payer's key-validation gas (part of `validation_gas`).
+    pub fee_payer_gas: u64,
+    /// What the sender must hold for it (`validate::Checked::cost`).
     pub cost: U256,
     /// The recovered signers, kept to check the transaction again against the account key
     /// in force when it becomes pending.
@@ -85,6 +87,8 @@ struct View {
     left: U256,
     /// The account key in force after them (a pending account update changes it).
     key: AccountKey,
+    /// The account key at the head, before them.
+    head_key: AccountKey,
 }
 
 /// One sender's transactions.
@@ -101,25 +105,24 @@ struct Sender {
 /// gas against what validating them costs (the checks of `validate::check_tx` that depend on
 /// the key).
 fn fits_key(p: &Pending, key: &AccountKey) -> bool {
-    let role = match p.tx {
-        Transaction::AccountUpdate(_) => Role::AccountUpdate,
-        _ => Role::Transaction,
-    };
-    let valid = match &p.tx {
-        Transaction::Legacy(_) => *key == AccountKey::Legacy,
-        Transaction::AccountUpdate(t) => {
-            key.validates(role, p.sender, &p.signers) && key.replaced_by(&t.key).is_ok()
+    let role = p.tx.role();
+    let valid = match (p.tx.from(), p.tx.account_update_key()) {
+        (None, _) => *key == AccountKey::Legacy,
+        (Some(_), Some(new)) => {
+            key.validates(role, p.sender, &p.signers) && key.replaced_by(new).is_ok()
         }
-        _ => key.validates(role, p.sender, &p.signers),
+        (Some(_), None) => key.validates(role, p.sender, &p.signers),
     };
-    valid && p.tx.gas() >= p.tx.intrinsic_gas() + key.validation_gas(role, p.signers.len())
+    valid
+        && p.tx.gas()
+            >= p.tx.intrinsic_gas() + key.validation_gas(role, p.signers.len()) + p.fee_payer_gas
 }
 
 /// The key in force after `p` runs under `key`.
 fn key_after(p: &Pending, key: AccountKey) -> AccountKey {
-    match &p.tx {
-        Transaction::AccountUpdate(t) => key.replaced_by(&t.key).unwrap_or(key),
-        _ => key,
+    match p.tx.account_update_key() {
+        Some(new) => key.replaced_by(new).unwrap_or(key),
+        None => key,
     }
 }
 
@@ -198,7 +201,8 @@ impl Pool {
             s.view = Some(View {
                 next: acct.nonce,
                 left: acct.balance,
-                key: acct.key,
+                key: acct.key.clone(),
+                head_key: acct.key,
             });
             let mut dropped = Vec::new();
             promoted.extend(Self::advance(
@@ -243,11 +247,9 @@ impl Pool {
             let mut p = s.queued.remove(&next).expect("just seen");
             *queued -= 1;
             moved.push(p.hash);
-            let role = match p.tx {
-                Transaction::AccountUpdate(_) => Role::AccountUpdate,
-                _ => Role::Transaction,
-            };
-            p.gas_used = p.tx.intrinsic_gas() + view.key.validation_gas(role, p.signers.len());
+            let role = p.tx.role();
+            p.validation_gas = view.key.validation_gas(role, p.signers.len()) + p.fee_payer_gas;
+            p.gas_used = p.tx.intrinsic_gas() + p.validation_gas;
             view.next = next + 1;
             view.left = rest;
             view.key = key_after(&p, std::mem::replace(&mut view.key, AccountKey::Legacy));
@@ -312,7 +314,7 @@ impl Pool {
         account: impl Fn(&Address) -> Result<Account, String>,
     ) -> Result<([u8; 32], bool), PoolError> {
         let raw = tx.encode();
-        let hash = crate::crypto::keccak256(&raw);
+        let hash = tx.hash();
         if self.by_hash.contains_key(&hash) {
             return Err(PoolError::Known(hex::encode(hash)));
         }
@@ -349,10 +351,64 @@ impl Pool {
                 next: acct.nonce,
                 left: acct.balance,
                 key: acct.key.clone(),
+                head_key: acct.key.clone(),
             })
             .clone();
         let (next, left) = (view.next, view.left);
         let nonce = checked.nonce;
+        // A cancel takes the place of the sender's transaction of the same nonce, whatever
+        // their prices (the reference's `txList.Add`).
+        let cancel = tx.base() == Some(crate::types::transaction::Base::Cancel);
+        if cancel && (s.pending.contains_key(&nonce) || s.queued.contains_key(&nonce)) {
+            let entry = Pending {
+                tx,
+                hash,
+                sender: checked.sender,
+                gas_used: checked.gas_used,
+                validation_gas: checked.validation_gas,
+                fee_payer_gas: checked.fee_payer_gas,
+                cost: checked.cost,
+                signers,
+            };
+            let pending = s.pending.contains_key(&nonce);
+            let old = if pending {
+                let old = s.pending.get(&nonce).expect("just seen");
+                let mut rest = add(&left, &old.cost)
+                    .and_then(|l| sub(&l, &entry.cost))
+                    .ok_or(InvalidTransaction::InsufficientFunds)?;
+                let mut next = next;
+                // A cancelled account update leaves the key as it was: the sender's later
+                // pending transactions, checked against the new key, leave the pool.
+                if old.tx.account_update_key().is_some() {
+                    let later: Vec<u64> = s.pending.range(nonce + 1..).map(|(n, _)| *n).collect();
+                    for n in later {
+                        let p = s.pending.remove(&n).expect("just listed");
+                        rest = add(&rest, &p.cost).unwrap_or(rest);
+                        self.by_hash.remove(&p.hash);
+                    }
+                    let who = checked.sender;
+                    self.arrivals.retain(|(a, n)| *a != who || *n <= nonce);
+                    next = nonce + 1;
+                }
+                let old = s.pending.insert(nonce, entry).expect("just seen");
+                let key = s
+                    .pending
+                    .values()
+                    .fold(view.head_key.clone(), |k, p| key_after(p, k));
+                s.view = Some(View {
+                    next,
+                    left: rest,
+                    key,
+                    head_key: view.head_key.clone(),
+                });
+                old
+            } else {
+                s.queued.insert(nonce, entry).expect("just seen")
+            };
+            self.by_hash.remove(&old.hash);
+            self.by_hash.insert(hash, (checked.sender, nonce));
+            return Ok((hash, pending));
+        }
         if nonce < next {
             return Err(if s.pending.contains_key(&nonce) {
                 PoolError::SameNonce
@@ -372,6 +428,7 @@ impl Pool {
             sender: checked.sender,
             gas_used: checked.gas_used,
             validation_gas: checked.validation_gas,
+            fee_payer_gas: checked.fee_payer_gas,
             cost: checked.cost,
             signers,
         };
@@ -402,6 +459,7 @@ impl Pool {
             next: next + 1,
             left: rest,
             key,
+            head_key: view.head_key,
         });
         self.arrivals.push((checked.sender, nonce));
         self.by_hash.insert(hash, (checked.sender, nonce));
@@ -436,7 +494,7 @@ mod tests {
     }
 
     fn tx(key: &SecretKey, nonce: u64, value: u128) -> Transaction {
-        let mut t = Transaction::ValueTransfer(ValueTransfer {
+        let mut t = Transaction::of(ValueTransfer {
             nonce,
             gas_price: u256(u128::from(PRICE)),
             gas: 21_000,
@@ -470,7 +528,7 @@ mod tests {
     fn nonces(list: &[Pending]) -> Vec<u64> {
         list.iter()
             .map(|p| match &p.tx {
-                Transaction::ValueTransfer(t) => t.nonce,
+                Transaction::Native(t) => t.nonce,
                 _ => unreachable!(),
             })
             .collect()
@@ -600,7 +658,7 @@ mod tests {
         let mut pool = Pool::default();
         let (stale, _) = add(&mut pool, tx(&k, 1, 1), &acct).unwrap();
         assert_eq!(pool.queued_len(), 1);
-        let mut update = Transaction::AccountUpdate(AccountUpdate {
+        let mut update = Transaction::of(AccountUpdate {
             nonce: 0,
             gas_price: u256(u128::from(PRICE)),
             gas: 100_000,
@@ -614,7 +672,7 @@ mod tests {
         assert!(pool.find(&stale).is_none());
         // Nonce 1 of the account signed with the new key is taken.
         let mut t = tx(&k, 1, 1);
-        if let Transaction::ValueTransfer(v) = &mut t {
+        if let Transaction::Native(v) = &mut t {
             v.signatures.clear();
         }
         t.sign(&new, CHAIN);

@@ -189,6 +189,19 @@ impl Chain {
         Ok(Some((code, storage)))
     }
 
+    /// A transaction by its sender transaction hash: the fee-delegated transaction sealed
+    /// with that sender hash, else the transaction whose hash it is (the two are the same for
+    /// every other transaction), as the reference answers.
+    pub fn transaction_by_sender_hash(
+        &self,
+        hash: &[u8; 32],
+    ) -> Result<Option<TxRecord>, ChainError> {
+        match self.db.tx_hash_by_sender(hash)? {
+            Some(h) => self.transaction(&h),
+            None => self.transaction(hash),
+        }
+    }
+
     /// A transaction by hash: sealed (with its block, index and receipt's status and gas
     /// used) or pending (no receipt). `None` when the chain has never seen it.
     pub fn transaction(&self, hash: &[u8; 32]) -> Result<Option<TxRecord>, ChainError> {

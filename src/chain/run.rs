@@ -122,6 +122,14 @@ impl<S: Source> BlockRun<S> {
         if state::sub(&acct.balance, cost).is_none() {
             return Err(Unfit::Invalid(InvalidTransaction::InsufficientFunds));
         }
+        if let Some(payer) = tx.fee_payer().filter(|p| *p != sender) {
+            let fee = state::mul_u64(&tx.gas_price(), tx.gas()).unwrap_or([0xff; 32]);
+            let (by_payer, _) = state::split_fee(&fee, tx.fee_payer_percent());
+            let acct = self.account(&payer).map_err(Unfit::Failed)?;
+            if state::sub(&acct.balance, &by_payer).is_none() {
+                return Err(Unfit::Invalid(InvalidTransaction::FeePayerFunds));
+            }
+        }
         let mut failed = None;
         let rules = check_type_rules(tx, sender, |a| {
             self.account(a).map_err(|e| {

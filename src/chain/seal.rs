@@ -249,6 +249,12 @@ impl Chain {
         seal_header(&mut header, validator);
         let hash = header.hash();
         let tx_hashes: Vec<[u8; 32]> = run.included.iter().map(|p| p.hash).collect();
+        let sender_hashes: Vec<([u8; 32], [u8; 32])> = run
+            .included
+            .iter()
+            .filter(|p| p.tx.fee_payer().is_some())
+            .map(|p| (p.tx.sender_tx_hash(), p.hash))
+            .collect();
         let mut body = Vec::new();
         for t in &tx_encodings {
             body.extend_from_slice(t);
@@ -264,6 +270,7 @@ impl Chain {
             body: &list(&list(&body)),
             receipts: &list(&receipts_rlp),
             tx_hashes: &tx_hashes,
+            sender_hashes: &sender_hashes,
             trie_nodes: &nodes_new,
         })?;
         for (h, n) in nodes_new {
@@ -362,7 +369,7 @@ mod tests {
         price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
         let mut value = [0u8; 32];
         value[31] = 5;
-        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+        let mut tx = Transaction::of(ValueTransfer {
             nonce: 0,
             gas_price: price,
             gas: 21_000,

@@ -11,10 +11,10 @@
 //! gives; the pool wraps them in its own error, which adds what only a pool refuses (a
 //! known transaction, a nonce taken, a full pool).
 
-use super::state::{add, mul_u64, Account};
+use super::state::{add, mul_u64, sub, Account};
 use crate::crypto::Address;
 use crate::types::account_key::{AccountKey, Role, Signer};
-use crate::types::transaction::{Transaction, TxError, U256};
+use crate::types::transaction::{Base, FeeMode, Transaction, TxError, U256};
 
 /// The largest serialized transaction accepted.
 pub const MAX_TX_BYTES: usize = 128 * 1024;
@@ -55,6 +55,18 @@ pub enum InvalidTransaction {
     NotForProgramAccount,
     #[error("{0}")]
     Key(String),
+    #[error("invalid fee payer: {0}")]
+    FeePayer(String),
+    #[error("fee ratio is out of range [1, 99]")]
+    FeeRatio,
+    #[error("insufficient funds of the fee payer for gas * price")]
+    FeePayerFunds,
+    #[error("max fee per gas higher than max priority fee per gas")]
+    TipAboveFeeCap,
+    #[error("invalid gas tip cap. It must be set to the same value as gas unit price")]
+    GasTipCap,
+    #[error("invalid gas fee cap. It must be set to the same value as gas unit price")]
+    GasFeeCap,
 }
 
 /// The largest creation code a transaction may carry (Shanghai: twice the code limit).
@@ -72,9 +84,13 @@ pub struct Checked {
     pub nonce: u64,
     /// Intrinsic plus key-validation gas: what the transaction uses when it runs no code.
     pub gas_used: u64,
-    /// The key-validation gas alone (charged on top of what running it costs).
+    /// The key-validation gas alone, the sender's and a fee payer's (charged on top of what
+    /// running it costs).
     pub validation_gas: u64,
-    /// Gas limit x gas price + value: what the sender must hold.
+    /// A fee payer's key-validation gas (part of `validation_gas`).
+    pub fee_payer_gas: u64,
+    /// What the sender must hold: the value and its share of gas limit x gas price (all of
+    /// it unless a fee payer pays; all of it too when it is its own fee payer).
     pub cost: U256,
     /// The raw encoding's length.
     pub size: usize,
@@ -97,15 +113,15 @@ pub fn check_tx(
     if size > MAX_TX_BYTES {
         return Err(InvalidTransaction::Oversized);
     }
-    let role = match tx {
-        Transaction::AccountUpdate(_) => Role::AccountUpdate,
-        _ => Role::Transaction,
-    };
+    let role = tx.role();
     let (nonce, gas_price, gas, value) = (tx.nonce(), tx.gas_price(), tx.gas(), tx.value());
     // A transfer's or a legacy call's recipient may not be a precompile (an execution's is
     // no contract account: its own rule below says so).
-    if matches!(tx, Transaction::Legacy(_) | Transaction::ValueTransfer(_))
-        && tx.to().as_ref().is_some_and(reserved)
+    let transfer = matches!(
+        tx.base(),
+        Some(Base::ValueTransfer | Base::ValueTransferMemo)
+    );
+    if (transfer || !matches!(tx, Transaction::Native(_))) && tx.to().as_ref().is_some_and(reserved)
     {
         return Err(InvalidTransaction::Reserved);
     }
@@ -115,8 +131,20 @@ pub fn check_tx(
     if sig_chain.is_some_and(|c| c != chain_id && c != 0) {
         return Err(InvalidTransaction::ChainId);
     }
-    let mut price = [0u8; 32];
-    price[24..].copy_from_slice(&unit_price.to_be_bytes());
+    let price = crate::state::from_u64(unit_price);
+    if let Transaction::Ethereum(t) = tx {
+        if t.dynamic {
+            if t.gas_fee_cap < t.gas_tip_cap {
+                return Err(InvalidTransaction::TipAboveFeeCap);
+            }
+            if t.gas_tip_cap != price {
+                return Err(InvalidTransaction::GasTipCap);
+            }
+            if t.gas_fee_cap != price {
+                return Err(InvalidTransaction::GasFeeCap);
+            }
+        }
+    }
     if gas_price != price {
         return Err(InvalidTransaction::UnitPrice);
     }
@@ -130,26 +158,65 @@ pub fn check_tx(
         }
     };
     let acct = account(&sender).map_err(InvalidTransaction::Key)?;
-    if let Transaction::Legacy(_) = tx {
+    if tx.from().is_none() {
         if acct.key != AccountKey::Legacy {
             return Err(InvalidTransaction::LegacyKey);
         }
     } else if !acct.key.validates(role, sender, signers) {
         return Err(InvalidTransaction::InvalidKey);
     }
-    if let Transaction::AccountUpdate(t) = tx {
+    if let Some(new) = tx.account_update_key() {
         acct.key
-            .replaced_by(&t.key)
+            .replaced_by(new)
             .map_err(|e| InvalidTransaction::Key(e.to_string()))?;
     }
-    let validation_gas = acct.key.validation_gas(role, signers.len());
-    let gas_used = tx.intrinsic_gas() + validation_gas;
+    let mut validation_gas = acct.key.validation_gas(role, signers.len());
+    let mut fee_payer_gas = 0;
+    let fee = mul_u64(&gas_price, gas).ok_or(InvalidTransaction::InsufficientFunds)?;
+    let percent = tx.fee_payer_percent();
+    let cost = match tx.fee_payer() {
+        None => add(&fee, &value),
+        Some(payer) => {
+            let payers = tx
+                .recovered_fee_payer()
+                .map_err(|e| InvalidTransaction::FeePayer(e.to_string()))?;
+            let payer_acct = if payer == sender {
+                acct.clone()
+            } else {
+                account(&payer).map_err(InvalidTransaction::Key)?
+            };
+            if !payer_acct.key.validates(Role::FeePayer, payer, &payers) {
+                return Err(InvalidTransaction::FeePayer("invalid account key".into()));
+            }
+            fee_payer_gas = payer_acct.key.validation_gas(Role::FeePayer, payers.len());
+            validation_gas += fee_payer_gas;
+            if tx
+                .native()
+                .is_some_and(|t| matches!(t.fee_mode, FeeMode::Ratio(r) if !(1..=99).contains(&r)))
+            {
+                return Err(InvalidTransaction::FeeRatio);
+            }
+            let (by_payer, by_sender) = crate::state::split_fee(&fee, percent);
+            if payer == sender {
+                add(&fee, &value)
+            } else {
+                if sub(&payer_acct.balance, &by_payer).is_none() {
+                    // The sender's part is checked by the caller, which knows what its
+                    // earlier transactions leave; the reference checks the sender's first.
+                    if add(&by_sender, &value).is_some_and(|c| sub(&acct.balance, &c).is_some()) {
+                        return Err(InvalidTransaction::FeePayerFunds);
+                    }
+                    return Err(InvalidTransaction::InsufficientFunds);
+                }
+                add(&by_sender, &value)
+            }
+        }
+    }
+    .ok_or(InvalidTransaction::InsufficientFunds)?;
+    let gas_used = tx.intrinsic_gas().saturating_add(validation_gas);
     if gas < gas_used {
         return Err(InvalidTransaction::IntrinsicGas);
     }
-    let cost = mul_u64(&gas_price, gas)
-        .and_then(|fee| add(&fee, &value))
-        .ok_or(InvalidTransaction::InsufficientFunds)?;
     check_type_rules(tx, sender, |a| account(a).map_err(InvalidTransaction::Key))?;
     Ok((
         Checked {
@@ -157,6 +224,7 @@ pub fn check_tx(
             nonce,
             gas_used,
             validation_gas,
+            fee_payer_gas,
             cost,
             size,
         },
@@ -174,8 +242,11 @@ pub fn check_type_rules(
     sender: Address,
     mut account: impl FnMut(&Address) -> Result<Account, InvalidTransaction>,
 ) -> Result<(), InvalidTransaction> {
-    match tx {
-        Transaction::SmartContractDeploy(t) => {
+    let Some(t) = tx.native() else {
+        return Ok(());
+    };
+    match t.base {
+        Base::SmartContractDeploy => {
             if t.to.is_some() {
                 return Err(InvalidTransaction::DeployRecipient);
             }
@@ -189,18 +260,18 @@ pub fn check_type_rules(
                 return Err(InvalidTransaction::CodeFormat);
             }
         }
-        Transaction::SmartContractExecution(t) => {
-            let to = account(&t.to)?;
+        Base::SmartContractExecution => {
+            let to = account(&t.to.unwrap_or(Address([0; 20])))?;
             if to.code_hash() == crate::state::EMPTY_CODE_HASH {
                 return Err(InvalidTransaction::NotProgramAccount);
             }
         }
-        Transaction::ValueTransfer(t) => {
-            if account(&t.to)?.contract.is_some() {
+        Base::ValueTransfer | Base::ValueTransferMemo => {
+            if account(&t.to.unwrap_or(Address([0; 20])))?.contract.is_some() {
                 return Err(InvalidTransaction::NotForProgramAccount);
             }
         }
-        Transaction::Legacy(_) | Transaction::AccountUpdate(_) => {}
+        Base::AccountUpdate | Base::Cancel | Base::ChainDataAnchoring => {}
     }
     Ok(())
 }

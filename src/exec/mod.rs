@@ -33,7 +33,7 @@ use crate::crypto::{keccak256, Address};
 use crate::state::{self, Account, Changes, StateError};
 use crate::types::receipt::{Log, Receipt, STATUS_SUCCESS};
 use crate::types::rlp::{list, put_bytes, put_u64};
-use crate::types::transaction::{Transaction, U256};
+use crate::types::transaction::{Base, Transaction, U256};
 pub use db::{Overlay, Source, StateSource};
 
 /// The hard fork whose EVM runs here: the reference's latest, Cancun-compatible.
@@ -245,9 +245,12 @@ impl<S: Source> BlockExec<S> {
         plain_gas: u64,
         validation_gas: u64,
     ) -> Result<Outcome, ExecError> {
-        let outcome = match self.path(tx)? {
-            Path::Plain => self.run_plain(tx, sender, plain_gas)?,
-            Path::Evm => self.run_evm(tx, sender, validation_gas)?,
+        let outcome = match (self.path(tx)?, tx.fee_payer()) {
+            (Path::Plain, None) => self.run_plain(tx, sender, plain_gas)?,
+            (Path::Evm, None) => self.run_evm(tx, sender, validation_gas)?,
+            (path, Some(payer)) => {
+                self.run_delegated(tx, sender, payer, path, plain_gas, validation_gas)?
+            }
         };
         self.gas += outcome.receipt.gas_used;
         self.receipts.push(outcome.receipt.clone());
@@ -256,9 +259,12 @@ impl<S: Source> BlockExec<S> {
 
     /// Whether `tx` runs code.
     fn path(&mut self, tx: &Transaction) -> Result<Path, ExecError> {
-        Ok(match tx {
-            Transaction::AccountUpdate(_) => Path::Plain,
-            _ => match tx.to() {
+        Ok(match tx.base() {
+            Some(Base::SmartContractDeploy | Base::SmartContractExecution) => Path::Evm,
+            // Transfers (with or without a memo) go to no contract (the rules refused it);
+            // the other native types run no code.
+            Some(_) => Path::Plain,
+            None => match tx.to() {
                 Some(to) if tx.input().is_empty() && !self.overlay().has_code(&to)? => Path::Plain,
                 _ => Path::Evm,
             },
@@ -280,7 +286,7 @@ impl<S: Source> BlockExec<S> {
         I: revm::Inspector<Context<BlockEnv, TxEnv, CfgEnv, &'o mut Overlay<S>>>,
     {
         use revm::InspectEvm;
-        if let Path::Plain = self.path(tx)? {
+        if matches!(self.path(tx)?, Path::Plain) || tx.fee_payer().is_some() {
             return Ok((
                 self.run(tx, sender, plain_gas, validation_gas)?,
                 inspector,
@@ -332,8 +338,8 @@ impl<S: Source> BlockExec<S> {
         from.balance = state::sub(&from.balance, &cost)
             .ok_or_else(|| corrupt("a checked transaction overdraws"))?;
         from.nonce += 1;
-        if let Transaction::AccountUpdate(t) = tx {
-            from.key = from.key.replaced_by(&t.key).unwrap_or(from.key.clone());
+        if let Some(new) = tx.account_update_key() {
+            from.key = from.key.replaced_by(new).unwrap_or(from.key.clone());
         }
         overlay.put(sender, from);
         if let Some(to) = tx.to() {
@@ -374,6 +380,95 @@ impl<S: Source> BlockExec<S> {
         let result = done.result;
         self.overlay().commit_evm(done.state)?;
         Ok(outcome_of(result, validation_gas, created))
+    }
+
+    /// Runs a fee-delegated transaction as the reference does: gas limit x price is taken
+    /// up front from the fee payer and the sender by the fee ratio (the fee payer's part
+    /// rounded down), the transaction runs (the EVM charging no fee itself), what is left
+    /// of the limit is given back by the same ratio, and the fee for the gas used goes to
+    /// the rewardbase.
+    fn run_delegated(
+        &mut self,
+        tx: &Transaction,
+        sender: Address,
+        payer: Address,
+        path: Path,
+        plain_gas: u64,
+        validation_gas: u64,
+    ) -> Result<Outcome, ExecError> {
+        let corrupt = |what: &str| ExecError::Refused(what.to_string());
+        let percent = tx.fee_payer_percent();
+        let price = tx.gas_price();
+        let upfront = state::mul_u64(&price, tx.gas()).ok_or_else(|| corrupt("fee overflow"))?;
+        let (by_payer, by_sender) = state::split_fee(&upfront, percent);
+        self.move_balance(&payer, &by_payer, false)?;
+        self.move_balance(&sender, &by_sender, false)?;
+        let outcome = match path {
+            Path::Plain => {
+                let overlay = self.overlay();
+                let mut from = overlay.account(&sender)?.unwrap_or_default();
+                let value = tx.value();
+                from.balance = state::sub(&from.balance, &value)
+                    .ok_or_else(|| corrupt("a checked transaction overdraws"))?;
+                from.nonce += 1;
+                if let Some(new) = tx.account_update_key() {
+                    from.key = from.key.replaced_by(new).unwrap_or(from.key.clone());
+                }
+                overlay.put(sender, from);
+                if let Some(to) = tx.to() {
+                    self.move_balance(&to, &value, true)?;
+                }
+                Outcome {
+                    receipt: Receipt {
+                        status: STATUS_SUCCESS,
+                        gas_used: plain_gas,
+                        logs: Vec::new(),
+                    },
+                    output: Vec::new(),
+                    contract: None,
+                }
+            }
+            Path::Evm => {
+                let validation_gas = validation_gas + tx.delegation_gas();
+                let created = tx.is_create().then(|| create_address(&sender, tx.nonce()));
+                let txenv = tx_env(tx, sender, validation_gas);
+                self.evm.ctx.cfg.disable_fee_charge = true;
+                let done = self.evm.transact(txenv);
+                self.evm.ctx.cfg.disable_fee_charge = false;
+                let done = done.map_err(|e| ExecError::Refused(format!("{e:?}")))?;
+                let result = done.result;
+                self.overlay().commit_evm(done.state)?;
+                outcome_of(result, validation_gas, created)
+            }
+        };
+        let used = outcome.receipt.gas_used;
+        let left = state::mul_u64(&price, tx.gas().saturating_sub(used))
+            .ok_or_else(|| corrupt("fee overflow"))?;
+        let (back_to_payer, back_to_sender) = state::split_fee(&left, percent);
+        self.move_balance(&payer, &back_to_payer, true)?;
+        self.move_balance(&sender, &back_to_sender, true)?;
+        let fee = state::mul_u64(&price, used).ok_or_else(|| corrupt("fee overflow"))?;
+        let rewardbase = self.env.rewardbase;
+        self.move_balance(&rewardbase, &fee, true)?;
+        Ok(outcome)
+    }
+
+    /// Adds `amount` to `who`'s balance (`credit`) or takes it (a checked transaction's
+    /// funds cover it).
+    fn move_balance(&mut self, who: &Address, amount: &U256, credit: bool) -> Result<(), ExecError> {
+        if amount.iter().all(|&b| b == 0) {
+            return Ok(());
+        }
+        let overlay = self.overlay();
+        let mut a = overlay.account(who)?.unwrap_or_default();
+        a.balance = if credit {
+            state::add(&a.balance, amount).unwrap_or(a.balance)
+        } else {
+            state::sub(&a.balance, amount)
+                .ok_or_else(|| ExecError::Refused("a checked transaction overdraws".into()))?
+        };
+        overlay.put(*who, a);
+        Ok(())
     }
 
     /// Charges the key-validation gas, which is paid apart: the EVM gets the rest of the
@@ -424,6 +519,18 @@ fn tx_env(tx: &Transaction, sender: Address, validation_gas: u64) -> TxEnv {
         data: Bytes::copy_from_slice(tx.input()),
         nonce: tx.nonce(),
         chain_id: None,
+        access_list: match tx {
+            Transaction::Ethereum(t) => revm::context::transaction::AccessList(
+                t.access_list
+                    .iter()
+                    .map(|e| revm::context::transaction::AccessListItem {
+                        address: raddr(&e.address),
+                        storage_keys: e.storage_keys.iter().map(|k| B256::from(*k)).collect(),
+                    })
+                    .collect(),
+            ),
+            _ => Default::default(),
+        },
         ..TxEnv::default()
     }
 }

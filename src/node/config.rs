@@ -183,6 +183,11 @@ pub struct Config {
         value_parser = parse_option
     )]
     pub dev_period: Duration,
+    /// Take chain-data anchoring transactions (typeInt 72-74) from this node's own RPC users
+    /// too; by default they are refused (`locally anchoring chaindata tx is not allowed in
+    /// this node`), as the reference does
+    #[arg(long = "txpool.allow-local-anchortx")]
+    pub allow_local_anchortx: bool,
     /// Size of the in-memory trie-node cache in MB, 0 disables it
     #[arg(
         long = "state.trie-cache-limit",

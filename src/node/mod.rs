@@ -451,6 +451,7 @@ impl Node {
                 &genesis,
                 cache_bytes(cfg),
             )?);
+            chain.allow_local_anchor(cfg.allow_local_anchortx);
             if cfg.dev {
                 let validator = genesis.validator.ok_or_else(|| {
                     StartError::Service(
@@ -477,6 +478,7 @@ impl Node {
             genesis.chain_id = cfg.chainid;
             genesis.network_id = cfg.networkid;
             let chain = Chain::open_with(&layout.chaindata(), &genesis, cache_bytes(cfg))?;
+            chain.allow_local_anchor(cfg.allow_local_anchortx);
             log::info(
                 "Chain opened",
                 &[

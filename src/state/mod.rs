@@ -465,6 +465,37 @@ pub fn mul_u64(a: &U256, b: u64) -> Option<U256> {
     (carry == 0).then_some(out)
 }
 
+/// `a / b` (rounded down) for a non-zero 64-bit `b`.
+pub fn div_u64(a: &U256, b: u64) -> U256 {
+    let mut out = [0u8; 32];
+    let mut rem: u128 = 0;
+    for i in 0..32 {
+        let cur = (rem << 8) | u128::from(a[i]);
+        out[i] = (cur / u128::from(b)) as u8;
+        rem = cur % u128::from(b);
+    }
+    out
+}
+
+/// `fee` split by a fee payer's share in percent: (the fee payer's part, the sender's part),
+/// the fee payer's `fee * percent / 100` rounded down and the sender's the rest (the
+/// reference's `CalcFeeWithRatio`).
+pub fn split_fee(fee: &U256, percent: u8) -> (U256, U256) {
+    match percent {
+        0 => ([0; 32], *fee),
+        100 => (*fee, [0; 32]),
+        p => {
+            // fee * p overflows only past 2^249; divide first then, losing nothing that
+            // matters for a fee that large.
+            let payer = match mul_u64(fee, u64::from(p)) {
+                Some(x) => div_u64(&x, 100),
+                None => mul_u64(&div_u64(fee, 100), u64::from(p)).unwrap_or(*fee),
+            };
+            (payer, sub(fee, &payer).unwrap_or([0; 32]))
+        }
+    }
+}
+
 /// A 64-bit number as a 256-bit one.
 pub fn from_u64(n: u64) -> U256 {
     let mut out = [0u8; 32];

@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
-use super::transaction::{Signature, Transaction};
+use serde_json::{Map, Value};
+
+use super::transaction::{AccessTuple, Base, FeeMode, Native, Signature, Transaction};
 use crate::chain::state::quantity;
 use crate::crypto::Address;
 
@@ -52,14 +54,25 @@ impl Location {
     };
 }
 
-/// A transaction as `chain_getTransactionByHash` answers it.
+/// A transaction as `chain_getTransactionByHash` answers it: the members of its type (the
+/// reference's `MakeRPCOutput`) and the location ones, in Go's map order (sorted).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TransactionJson {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_list: Option<Value>,
     pub block_hash: String,
     pub block_number: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub code_format: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fee_payer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fee_payer_signatures: Option<Vec<SignatureJson>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fee_ratio: Option<String>,
     pub from: String,
     pub gas: String,
     pub gas_price: String,
@@ -68,18 +81,24 @@ pub struct TransactionJson {
     pub human_readable: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
+    #[serde(rename = "inputJSON", skip_serializing_if = "Option::is_none")]
+    pub input_json: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_fee_per_gas: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_priority_fee_per_gas: Option<String>,
     pub nonce: String,
     pub sender_tx_hash: String,
     pub signatures: Vec<SignatureJson>,
-    /// `null` for a contract creation; absent for an account update.
+    /// `null` for a contract creation; absent for the types without a recipient.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<Option<String>>,
     pub transaction_index: String,
     #[serde(rename = "type")]
     pub type_name: &'static str,
-    pub type_int: u8,
+    pub type_int: u16,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
@@ -127,12 +146,22 @@ impl LogJson {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReceiptJson {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_list: Option<Value>,
     pub block_hash: String,
     pub block_number: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code_format: Option<String>,
     pub contract_address: Option<String>,
     pub effective_gas_price: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fee_payer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fee_payer_signatures: Option<Vec<SignatureJson>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fee_ratio: Option<String>,
     pub from: String,
     pub gas: String,
     pub gas_price: String,
@@ -141,10 +170,16 @@ pub struct ReceiptJson {
     pub human_readable: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
+    #[serde(rename = "inputJSON", skip_serializing_if = "Option::is_none")]
+    pub input_json: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     pub logs: Vec<LogJson>,
     pub logs_bloom: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_fee_per_gas: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_priority_fee_per_gas: Option<String>,
     pub nonce: String,
     pub sender_tx_hash: String,
     pub signatures: Vec<SignatureJson>,
@@ -157,7 +192,7 @@ pub struct ReceiptJson {
     pub tx_error: Option<String>,
     #[serde(rename = "type")]
     pub type_name: &'static str,
-    pub type_int: u8,
+    pub type_int: u16,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
 }
@@ -166,74 +201,81 @@ impl TransactionJson {
     /// The object for `tx` sent by `from`, at `at`.
     pub fn new(tx: &Transaction, from: Address, at: Location) -> TransactionJson {
         let hash = hex0x(&tx.hash());
-        let to_json = |a: Option<Address>| Some(a.map(|a| hex0x(&a.0)));
-        let (input, key, to, value, code_format, human_readable, sigs) = match tx {
-            Transaction::Legacy(t) => (
-                Some(hex0x(&t.input)),
-                None,
-                to_json(t.to),
-                Some(quantity(&t.value)),
-                None,
-                None,
-                t.signature.iter().map(SignatureJson::from).collect(),
-            ),
-            Transaction::ValueTransfer(t) => (
-                None,
-                None,
-                to_json(Some(t.to)),
-                Some(quantity(&t.value)),
-                None,
-                None,
-                t.signatures.iter().map(SignatureJson::from).collect(),
-            ),
-            Transaction::AccountUpdate(t) => (
-                None,
-                Some(hex0x(&t.key.encode())),
-                None,
-                None,
-                None,
-                None,
-                t.signatures.iter().map(SignatureJson::from).collect(),
-            ),
-            Transaction::SmartContractDeploy(t) => (
-                Some(hex0x(&t.input)),
-                None,
-                to_json(t.to),
-                Some(quantity(&t.value)),
-                Some(q(u64::from(t.code_format))),
-                Some(t.human_readable),
-                t.signatures.iter().map(SignatureJson::from).collect(),
-            ),
-            Transaction::SmartContractExecution(t) => (
-                Some(hex0x(&t.input)),
-                None,
-                to_json(Some(t.to)),
-                Some(quantity(&t.value)),
-                None,
-                None,
-                t.signatures.iter().map(SignatureJson::from).collect(),
-            ),
-        };
-        TransactionJson {
+        let sigs = |v: &[Signature]| v.iter().map(SignatureJson::from).collect::<Vec<_>>();
+        let mut out = TransactionJson {
+            access_list: None,
             block_hash: hex0x(&at.block_hash),
             block_number: q(at.block_number),
-            code_format,
+            chain_id: None,
+            code_format: None,
+            fee_payer: None,
+            fee_payer_signatures: None,
+            fee_ratio: None,
             from: hex0x(&from.0),
             gas: q(tx.gas()),
             gas_price: quantity(&tx.gas_price()),
-            sender_tx_hash: hash.clone(),
+            sender_tx_hash: hex0x(&tx.sender_tx_hash()),
             hash,
-            human_readable,
-            input,
-            key,
+            human_readable: None,
+            input: None,
+            input_json: None,
+            key: None,
+            max_fee_per_gas: None,
+            max_priority_fee_per_gas: None,
             nonce: q(tx.nonce()),
-            signatures: sigs,
-            to,
+            signatures: sigs(&tx.signatures()),
+            to: None,
             transaction_index: q(at.index),
             type_name: tx.type_name(),
             type_int: tx.type_code(),
-            value,
+            value: None,
+        };
+        match tx {
+            Transaction::Legacy(t) => {
+                out.input = Some(hex0x(&t.input));
+                out.to = Some(t.to.map(|a| hex0x(&a.0)));
+                out.value = Some(quantity(&t.value));
+            }
+            Transaction::Native(t) => {
+                let m = members(t);
+                if m.to {
+                    out.to = Some(t.to.map(|a| hex0x(&a.0)));
+                }
+                if m.value {
+                    out.value = Some(quantity(&t.value));
+                }
+                if m.input {
+                    out.input = Some(hex0x(&t.input));
+                }
+                if t.base == Base::ChainDataAnchoring {
+                    out.input_json = Some(super::anchoring::input_json(&t.input));
+                }
+                out.key = t.key.as_ref().map(|k| hex0x(&k.encode()));
+                if t.base == Base::SmartContractDeploy {
+                    out.human_readable = Some(t.human_readable);
+                    out.code_format = Some(q(u64::from(t.code_format)));
+                }
+                if t.is_delegated() {
+                    out.fee_payer = Some(hex0x(&t.fee_payer.0));
+                    out.fee_payer_signatures = Some(sigs(&t.fee_payer_signatures));
+                }
+                if let FeeMode::Ratio(r) = t.fee_mode {
+                    out.fee_ratio = Some(q(u64::from(r)));
+                }
+            }
+            Transaction::Ethereum(t) => {
+                out.access_list = Some(access_list_json(&t.access_list));
+                out.chain_id = Some(q(t.chain_id));
+                out.input = Some(hex0x(&t.input));
+                out.to = Some(t.to.map(|a| hex0x(&a.0)));
+                out.value = Some(quantity(&t.value));
+                if t.dynamic {
+                    out.max_fee_per_gas = Some(quantity(&t.gas_fee_cap));
+                    out.max_priority_fee_per_gas = Some(quantity(&t.gas_tip_cap));
+                }
+            }
         }
+        out
     }
 
     /// The receipt of this transaction: its status (1, or the reference's error code, shown
@@ -252,17 +294,23 @@ impl TransactionJson {
             .unwrap_or_default();
         let ok = receipt.status == super::receipt::STATUS_SUCCESS;
         ReceiptJson {
+            access_list: self.access_list,
             block_hash: self.block_hash,
             block_number: self.block_number,
+            chain_id: self.chain_id,
             code_format: self.code_format,
             contract_address: contract.map(|a| hex0x(&a.0)),
             effective_gas_price: self.gas_price.clone(),
+            fee_payer: self.fee_payer,
+            fee_payer_signatures: self.fee_payer_signatures,
+            fee_ratio: self.fee_ratio,
             from: self.from,
             gas: self.gas,
             gas_price: self.gas_price,
             gas_used: q(receipt.gas_used),
             human_readable: self.human_readable,
             input: self.input,
+            input_json: self.input_json,
             key: self.key,
             logs: receipt
                 .logs
@@ -271,6 +319,8 @@ impl TransactionJson {
                 .map(|(i, l)| LogJson::new(l, at, &tx_hash, first_log + i as u64))
                 .collect(),
             logs_bloom: hex0x(&receipt.bloom()),
+            max_fee_per_gas: self.max_fee_per_gas,
+            max_priority_fee_per_gas: self.max_priority_fee_per_gas,
             nonce: self.nonce,
             sender_tx_hash: self.sender_tx_hash,
             signatures: self.signatures,
@@ -541,123 +591,138 @@ mod tests {
     }
 }
 
-/// A signed transaction as `personal_signTransaction` answers it in `tx` (reference 3.4): a
-/// legacy one without type members, the chain's own types with `typeInt` and `type` first.
+/// A signed transaction as `personal_signTransaction` answers it in `tx` (reference 3.4): the
+/// reference's JSON struct of its type, members in the struct's order (a legacy one without
+/// type members, the others with `typeInt` and `type` first).
 #[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SignedTxJson {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub type_int: Option<u8>,
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_name: Option<&'static str>,
-    pub nonce: String,
-    pub gas_price: String,
-    pub gas: String,
-    /// `null` is kept for a legacy contract creation; absent for an account update.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub to: Option<Option<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub from: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub input: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub human_readable: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code_format: Option<String>,
-    pub signatures: Vec<SignatureJson>,
-    pub hash: String,
-}
+#[serde(transparent)]
+pub struct SignedTxJson(pub Map<String, Value>);
 
 impl SignedTxJson {
     pub fn new(tx: &Transaction) -> SignedTxJson {
-        let hash = hex0x(&tx.hash());
+        let mut m = Map::new();
+        let mut put = |k: &str, v: Value| {
+            m.insert(k.to_string(), v);
+        };
+        let sigs = |v: &[Signature]| {
+            serde_json::to_value(v.iter().map(SignatureJson::from).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        let addr = |a: &Address| Value::from(hex0x(&a.0));
+        let opt_addr = |a: &Option<Address>| a.as_ref().map_or(Value::Null, addr);
         match tx {
-            Transaction::Legacy(t) => SignedTxJson {
-                type_int: None,
-                type_name: None,
-                nonce: q(t.nonce),
-                gas_price: quantity(&t.gas_price),
-                gas: q(t.gas),
-                to: Some(t.to.map(|a| hex0x(&a.0))),
-                value: Some(quantity(&t.value)),
-                input: Some(hex0x(&t.input)),
-                from: None,
-                key: None,
-                human_readable: None,
-                code_format: None,
-                signatures: t.signature.iter().map(SignatureJson::from).collect(),
-                hash,
-            },
-            Transaction::ValueTransfer(t) => SignedTxJson {
-                type_int: Some(8),
-                type_name: Some("TxTypeValueTransfer"),
-                nonce: q(t.nonce),
-                gas_price: quantity(&t.gas_price),
-                gas: q(t.gas),
-                to: Some(Some(hex0x(&t.to.0))),
-                value: Some(quantity(&t.value)),
-                input: None,
-                from: Some(hex0x(&t.from.0)),
-                key: None,
-                human_readable: None,
-                code_format: None,
-                signatures: t.signatures.iter().map(SignatureJson::from).collect(),
-                hash,
-            },
-            Transaction::AccountUpdate(t) => SignedTxJson {
-                type_int: Some(32),
-                type_name: Some("TxTypeAccountUpdate"),
-                nonce: q(t.nonce),
-                gas_price: quantity(&t.gas_price),
-                gas: q(t.gas),
-                to: None,
-                value: None,
-                input: None,
-                from: Some(hex0x(&t.from.0)),
-                key: Some(hex0x(&t.key.encode())),
-                human_readable: None,
-                code_format: None,
-                signatures: t.signatures.iter().map(SignatureJson::from).collect(),
-                hash,
-            },
-            Transaction::SmartContractDeploy(t) => SignedTxJson {
-                type_int: Some(tx.type_code()),
-                type_name: Some(tx.type_name()),
-                nonce: q(t.nonce),
-                gas_price: quantity(&t.gas_price),
-                gas: q(t.gas),
-                to: Some(t.to.map(|a| hex0x(&a.0))),
-                value: Some(quantity(&t.value)),
-                input: Some(hex0x(&t.input)),
-                from: Some(hex0x(&t.from.0)),
-                key: None,
-                human_readable: Some(t.human_readable),
-                code_format: Some(q(u64::from(t.code_format))),
-                signatures: t.signatures.iter().map(SignatureJson::from).collect(),
-                hash,
-            },
-            Transaction::SmartContractExecution(t) => SignedTxJson {
-                type_int: Some(tx.type_code()),
-                type_name: Some(tx.type_name()),
-                nonce: q(t.nonce),
-                gas_price: quantity(&t.gas_price),
-                gas: q(t.gas),
-                to: Some(Some(hex0x(&t.to.0))),
-                value: Some(quantity(&t.value)),
-                input: Some(hex0x(&t.input)),
-                from: Some(hex0x(&t.from.0)),
-                key: None,
-                human_readable: None,
-                code_format: None,
-                signatures: t.signatures.iter().map(SignatureJson::from).collect(),
-                hash,
-            },
+            Transaction::Legacy(t) => {
+                put("nonce", q(t.nonce).into());
+                put("gasPrice", quantity(&t.gas_price).into());
+                put("gas", q(t.gas).into());
+                put("to", opt_addr(&t.to));
+                put("value", quantity(&t.value).into());
+                put("input", hex0x(&t.input).into());
+                put("signatures", sigs(&tx.signatures()));
+            }
+            Transaction::Native(t) => {
+                let mb = members(t);
+                put("typeInt", tx.type_code().into());
+                put("type", tx.type_name().into());
+                put("nonce", q(t.nonce).into());
+                put("gasPrice", quantity(&t.gas_price).into());
+                put("gas", q(t.gas).into());
+                if mb.to {
+                    put("to", opt_addr(&t.to));
+                }
+                if mb.value {
+                    put("value", quantity(&t.value).into());
+                }
+                put("from", addr(&t.from));
+                if mb.input {
+                    put("input", hex0x(&t.input).into());
+                }
+                if t.base == Base::ChainDataAnchoring {
+                    put("inputJSON", super::anchoring::input_json(&t.input));
+                }
+                if let Some(k) = &t.key {
+                    put("key", hex0x(&k.encode()).into());
+                }
+                let ratio = match t.fee_mode {
+                    FeeMode::Ratio(r) => Some(Value::from(q(u64::from(r)))),
+                    _ => None,
+                };
+                if t.base == Base::SmartContractDeploy {
+                    put("humanReadable", t.human_readable.into());
+                    if let Some(r) = ratio.clone() {
+                        put("feeRatio", r);
+                    }
+                    put("codeFormat", q(u64::from(t.code_format)).into());
+                } else if let Some(r) = ratio {
+                    put("feeRatio", r);
+                }
+                put("signatures", sigs(&t.signatures));
+                if t.is_delegated() {
+                    put("feePayer", addr(&t.fee_payer));
+                    put("feePayerSignatures", sigs(&t.fee_payer_signatures));
+                }
+            }
+            Transaction::Ethereum(t) => {
+                put("typeInt", tx.type_code().into());
+                put("type", tx.type_name().into());
+                put("chainId", q(t.chain_id).into());
+                put("nonce", q(t.nonce).into());
+                if t.dynamic {
+                    put("maxPriorityFeePerGas", quantity(&t.gas_tip_cap).into());
+                    put("maxFeePerGas", quantity(&t.gas_fee_cap).into());
+                } else {
+                    put("gasPrice", quantity(&t.gas_fee_cap).into());
+                }
+                put("gas", q(t.gas).into());
+                put("to", opt_addr(&t.to));
+                put("value", quantity(&t.value).into());
+                put("input", hex0x(&t.input).into());
+                put("accessList", access_list_json(&t.access_list));
+                put("signatures", sigs(&tx.signatures()));
+            }
         }
+        m.insert("hash".into(), hex0x(&tx.hash()).into());
+        SignedTxJson(m)
     }
+}
+
+/// Which of the optional members a native type has.
+struct Members {
+    to: bool,
+    value: bool,
+    input: bool,
+}
+
+fn members(t: &Native) -> Members {
+    use Base::*;
+    Members {
+        to: matches!(
+            t.base,
+            ValueTransfer | ValueTransferMemo | SmartContractDeploy | SmartContractExecution
+        ),
+        value: matches!(
+            t.base,
+            ValueTransfer | ValueTransferMemo | SmartContractDeploy | SmartContractExecution
+        ),
+        input: matches!(
+            t.base,
+            ValueTransferMemo | SmartContractDeploy | SmartContractExecution | ChainDataAnchoring
+        ),
+    }
+}
+
+/// An access list as JSON: `[{"address", "storageKeys"}]`.
+pub fn access_list_json(list: &[AccessTuple]) -> Value {
+    Value::Array(
+        list.iter()
+            .map(|t| {
+                serde_json::json!({
+                    "address": hex0x(&t.address.0),
+                    "storageKeys": t.storage_keys.iter().map(|k| hex0x(k)).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// `personal_signTransaction`'s result: the raw encoding and the transaction.

@@ -3,8 +3,11 @@
 //! a pure function of the bytes that never panics, for the fuzzer of the hardening issue.
 
 pub mod account_key;
+pub mod anchoring;
 pub mod block;
 pub mod json;
 pub mod receipt;
+pub mod ethereum;
+pub mod native;
 pub mod rlp;
 pub mod transaction;

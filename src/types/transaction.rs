@@ -1,10 +1,14 @@
-//! Transactions of the types this chain carries (reference sections 2-6): legacy, value
-//! transfer (0x08), account update (0x20), smart contract deploy (0x28) and smart contract
-//! execution (0x30): their signing hash with the chain id, V, the raw encoding and its
+//! Transactions of every type the reference carries (reference sections 2-6): legacy, the
+//! reference's own typed transactions (`native`: value transfer with and without memo,
+//! account update, contract deploy and execution, cancel, chain-data anchoring, each also
+//! fee-delegated and fee-delegated with a ratio) and Ethereum's typed transactions in the
+//! reference's envelope (`ethereum`): their signing hashes, V, the raw encoding and its
 //! decoder (a pure function of the bytes that never panics), the transaction hash and the
 //! sender transaction hash, and the intrinsic gas.
 
-use super::account_key::{AccountKey, KeyError, Signer};
+use super::account_key::{AccountKey, KeyError, Role, Signer};
+pub use super::ethereum::{AccessTuple, Ethereum};
+pub use super::native::{Base, FeeMode, Native};
 use super::rlp::{list, put_bytes, put_u64, put_uint, ListReader, RlpError};
 use crate::crypto::{keccak256, Address, SecretKey};
 
@@ -26,6 +30,12 @@ pub const TX_DATA_GAS: u64 = 100;
 pub const TX_GAS_CONTRACT_CREATION: u64 = 53_000;
 /// Per 32-byte word of a contract's creation code (Shanghai-compatible fork active).
 pub const INIT_CODE_WORD_GAS: u64 = 2;
+/// Added when a fee payer pays all (`TxGasFeeDelegated`).
+pub const TX_GAS_FEE_DELEGATED: u64 = 10_000;
+/// Added when a fee payer pays a ratio (`TxGasFeeDelegatedWithRatio`).
+pub const TX_GAS_FEE_DELEGATED_WITH_RATIO: u64 = 15_000;
+/// A deploy asking for a human-readable address (`TxGasHumanReadable`).
+pub const TX_GAS_HUMAN_READABLE: u64 = 4_000_000_000;
 
 /// One signature: V (with the chain id folded in), R and S.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,17 +65,27 @@ impl Signature {
         u8::try_from(id).ok()
     }
 
-    fn encode_into(&self, out: &mut Vec<u8>) {
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
         put_u64(out, self.v);
         put_uint(out, &self.r);
         put_uint(out, &self.s);
     }
 
-    fn decode(r: &mut ListReader<'_>) -> Result<Signature, RlpError> {
+    pub(crate) fn decode(r: &mut ListReader<'_>) -> Result<Signature, RlpError> {
         let v = r.u64()?;
         let sig_r = r.u256()?;
         let s = r.u256()?;
         Ok(Signature { v, r: sig_r, s })
+    }
+
+    /// Signs `hash` with `key`: V = recid + 35 + 2 x chainId.
+    pub fn make(key: &SecretKey, hash: &[u8; 32], chain_id: u64) -> Signature {
+        let raw = key.sign_hash(hash);
+        Signature {
+            v: u64::from(raw[64]) + 35 + 2 * chain_id,
+            r: raw[..32].try_into().expect("32 bytes"),
+            s: raw[32..64].try_into().expect("32 bytes"),
+        }
     }
 }
 
@@ -82,7 +102,7 @@ pub struct Legacy {
     pub signature: Option<Signature>,
 }
 
-/// A value transfer (type 0x08).
+/// A value transfer (type 0x08), as a builder of a [`Native`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValueTransfer {
     pub nonce: u64,
@@ -94,7 +114,7 @@ pub struct ValueTransfer {
     pub signatures: Vec<Signature>,
 }
 
-/// An account update (type 0x20).
+/// An account update (type 0x20), as a builder of a [`Native`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountUpdate {
     pub nonce: u64,
@@ -105,26 +125,22 @@ pub struct AccountUpdate {
     pub signatures: Vec<Signature>,
 }
 
-/// A smart contract deploy (type 0x28).
+/// A smart contract deploy (type 0x28), as a builder of a [`Native`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SmartContractDeploy {
     pub nonce: u64,
     pub gas_price: U256,
     pub gas: u64,
-    /// Always `None` in a transaction the reference accepts (`contract deploy transaction
-    /// can't have a recipient address`); carried so that every byte decodes back.
     pub to: Option<Address>,
     pub value: U256,
     pub from: Address,
     pub input: Vec<u8>,
-    /// Always false where accepted (`Human-readable address is not supported now`).
     pub human_readable: bool,
-    /// 0, the EVM, where accepted.
     pub code_format: u8,
     pub signatures: Vec<Signature>,
 }
 
-/// A smart contract execution (type 0x30).
+/// A smart contract execution (type 0x30), as a builder of a [`Native`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SmartContractExecution {
     pub nonce: u64,
@@ -137,14 +153,52 @@ pub struct SmartContractExecution {
     pub signatures: Vec<Signature>,
 }
 
+impl From<ValueTransfer> for Transaction {
+    fn from(t: ValueTransfer) -> Transaction {
+        let mut n = Native::new(Base::ValueTransfer, FeeMode::Sender, t.from);
+        (n.nonce, n.gas_price, n.gas, n.to, n.value) =
+            (t.nonce, t.gas_price, t.gas, Some(t.to), t.value);
+        n.signatures = t.signatures;
+        Transaction::Native(n)
+    }
+}
+
+impl From<AccountUpdate> for Transaction {
+    fn from(t: AccountUpdate) -> Transaction {
+        let mut n = Native::new(Base::AccountUpdate, FeeMode::Sender, t.from);
+        (n.nonce, n.gas_price, n.gas, n.key) = (t.nonce, t.gas_price, t.gas, Some(t.key));
+        n.signatures = t.signatures;
+        Transaction::Native(n)
+    }
+}
+
+impl From<SmartContractDeploy> for Transaction {
+    fn from(t: SmartContractDeploy) -> Transaction {
+        let mut n = Native::new(Base::SmartContractDeploy, FeeMode::Sender, t.from);
+        (n.nonce, n.gas_price, n.gas, n.to, n.value, n.input) =
+            (t.nonce, t.gas_price, t.gas, t.to, t.value, t.input);
+        (n.human_readable, n.code_format) = (t.human_readable, t.code_format);
+        n.signatures = t.signatures;
+        Transaction::Native(n)
+    }
+}
+
+impl From<SmartContractExecution> for Transaction {
+    fn from(t: SmartContractExecution) -> Transaction {
+        let mut n = Native::new(Base::SmartContractExecution, FeeMode::Sender, t.from);
+        (n.nonce, n.gas_price, n.gas, n.to, n.value, n.input) =
+            (t.nonce, t.gas_price, t.gas, Some(t.to), t.value, t.input);
+        n.signatures = t.signatures;
+        Transaction::Native(n)
+    }
+}
+
 /// A transaction of one of the types this chain carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transaction {
     Legacy(Legacy),
-    ValueTransfer(ValueTransfer),
-    AccountUpdate(AccountUpdate),
-    SmartContractDeploy(SmartContractDeploy),
-    SmartContractExecution(SmartContractExecution),
+    Native(Native),
+    Ethereum(Ethereum),
 }
 
 /// Why bytes are not a transaction.
@@ -162,54 +216,49 @@ pub enum TxError {
     InvalidSender,
 }
 
-fn address(b: &[u8]) -> Result<Address, RlpError> {
-    let a: [u8; 20] = b
-        .try_into()
-        .map_err(|_| RlpError::Rlp(format!("an address is 20 bytes, not {}", b.len())))?;
-    Ok(Address(a))
-}
-
-fn signature_list(sigs: &[Signature]) -> Vec<u8> {
-    let mut payload = Vec::new();
-    for s in sigs {
-        let mut one = Vec::new();
-        s.encode_into(&mut one);
-        payload.extend_from_slice(&list(&one));
-    }
-    list(&payload)
-}
-
-/// `keccak256(RLP([inner as a byte string, chainId, 0, 0]))`: the signing hash of a native
-/// typed transaction.
-fn typed_sig_hash(inner: &[u8], chain_id: u64) -> [u8; 32] {
-    let mut outer = Vec::with_capacity(inner.len() + 16);
-    put_bytes(&mut outer, inner);
-    put_u64(&mut outer, chain_id);
-    put_u64(&mut outer, 0);
-    put_u64(&mut outer, 0);
-    keccak256(&list(&outer))
-}
+const N: [u8; 32] = [
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe,
+    0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41,
+];
+const HALF_N: [u8; 32] = [
+    0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0x5d, 0x57, 0x6e, 0x73, 0x57, 0xa4, 0x50, 0x1d, 0xdf, 0xe9, 0x2f, 0x46, 0x68, 0x1b, 0x20, 0xa0,
+];
 
 impl Transaction {
-    /// The type code: 0, 0x08 or 0x20.
-    pub fn type_code(&self) -> u8 {
+    /// A transaction from one of the builders (`ValueTransfer`, `AccountUpdate`, ...).
+    pub fn of(t: impl Into<Transaction>) -> Transaction {
+        t.into()
+    }
+
+    /// The type as the RPC's `typeInt`: 0, a native code, or 0x7801/0x7802.
+    pub fn type_code(&self) -> u16 {
         match self {
             Transaction::Legacy(_) => 0,
-            Transaction::ValueTransfer(_) => TYPE_VALUE_TRANSFER,
-            Transaction::AccountUpdate(_) => TYPE_ACCOUNT_UPDATE,
-            Transaction::SmartContractDeploy(_) => TYPE_SMART_CONTRACT_DEPLOY,
-            Transaction::SmartContractExecution(_) => TYPE_SMART_CONTRACT_EXECUTION,
+            Transaction::Native(t) => u16::from(t.type_code()),
+            Transaction::Ethereum(t) => t.type_int(),
         }
+    }
+
+    /// The native transaction, if this is one.
+    pub fn native(&self) -> Option<&Native> {
+        match self {
+            Transaction::Native(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The base of a native transaction.
+    pub fn base(&self) -> Option<Base> {
+        self.native().map(|t| t.base)
     }
 
     /// The sender's nonce the transaction carries.
     pub fn nonce(&self) -> u64 {
         match self {
             Transaction::Legacy(t) => t.nonce,
-            Transaction::ValueTransfer(t) => t.nonce,
-            Transaction::AccountUpdate(t) => t.nonce,
-            Transaction::SmartContractDeploy(t) => t.nonce,
-            Transaction::SmartContractExecution(t) => t.nonce,
+            Transaction::Native(t) => t.nonce,
+            Transaction::Ethereum(t) => t.nonce,
         }
     }
 
@@ -217,64 +266,74 @@ impl Transaction {
     pub fn gas(&self) -> u64 {
         match self {
             Transaction::Legacy(t) => t.gas,
-            Transaction::ValueTransfer(t) => t.gas,
-            Transaction::AccountUpdate(t) => t.gas,
-            Transaction::SmartContractDeploy(t) => t.gas,
-            Transaction::SmartContractExecution(t) => t.gas,
+            Transaction::Native(t) => t.gas,
+            Transaction::Ethereum(t) => t.gas,
         }
     }
 
-    /// The gas price.
+    /// The gas price (an EIP-1559 transaction's fee cap).
     pub fn gas_price(&self) -> U256 {
         match self {
             Transaction::Legacy(t) => t.gas_price,
-            Transaction::ValueTransfer(t) => t.gas_price,
-            Transaction::AccountUpdate(t) => t.gas_price,
-            Transaction::SmartContractDeploy(t) => t.gas_price,
-            Transaction::SmartContractExecution(t) => t.gas_price,
+            Transaction::Native(t) => t.gas_price,
+            Transaction::Ethereum(t) => t.gas_fee_cap,
         }
     }
 
-    /// The recipient: `None` for a contract creation and for an account update.
+    /// The recipient: `None` for a contract creation and for the types without one.
     pub fn to(&self) -> Option<Address> {
         match self {
             Transaction::Legacy(t) => t.to,
-            Transaction::ValueTransfer(t) => Some(t.to),
-            Transaction::AccountUpdate(_) => None,
-            Transaction::SmartContractDeploy(t) => t.to,
-            Transaction::SmartContractExecution(t) => Some(t.to),
+            Transaction::Native(t) => t.to,
+            Transaction::Ethereum(t) => t.to,
         }
     }
 
-    /// The value sent (zero for an account update).
+    /// The value sent (zero for the types without one).
     pub fn value(&self) -> U256 {
         match self {
             Transaction::Legacy(t) => t.value,
-            Transaction::ValueTransfer(t) => t.value,
-            Transaction::AccountUpdate(_) => [0; 32],
-            Transaction::SmartContractDeploy(t) => t.value,
-            Transaction::SmartContractExecution(t) => t.value,
+            Transaction::Native(t) => t.value,
+            Transaction::Ethereum(t) => t.value,
         }
     }
 
-    /// The input: call data, or a contract's creation code (empty for the types without).
+    /// The input: call data, creation code, a memo or anchored data (empty where none).
     pub fn input(&self) -> &[u8] {
         match self {
             Transaction::Legacy(t) => &t.input,
-            Transaction::SmartContractDeploy(t) => &t.input,
-            Transaction::SmartContractExecution(t) => &t.input,
-            Transaction::ValueTransfer(_) | Transaction::AccountUpdate(_) => &[],
+            Transaction::Native(t) => &t.input,
+            Transaction::Ethereum(t) => &t.input,
         }
     }
 
-    /// The `from` field of a typed transaction; `None` for legacy (its sender is recovered).
+    /// The `from` field of a native transaction; `None` where the sender is recovered.
     pub fn from(&self) -> Option<Address> {
-        match self {
-            Transaction::Legacy(_) => None,
-            Transaction::ValueTransfer(t) => Some(t.from),
-            Transaction::AccountUpdate(t) => Some(t.from),
-            Transaction::SmartContractDeploy(t) => Some(t.from),
-            Transaction::SmartContractExecution(t) => Some(t.from),
+        self.native().map(|t| t.from)
+    }
+
+    /// The fee payer of a fee-delegated transaction.
+    pub fn fee_payer(&self) -> Option<Address> {
+        self.native()
+            .filter(|t| t.is_delegated())
+            .map(|t| t.fee_payer)
+    }
+
+    /// The fee payer's share of the fee in percent (0 unless fee-delegated).
+    pub fn fee_payer_percent(&self) -> u8 {
+        self.native().map_or(0, Native::fee_payer_percent)
+    }
+
+    /// The key an account update installs.
+    pub fn account_update_key(&self) -> Option<&AccountKey> {
+        self.native().and_then(|t| t.key.as_ref())
+    }
+
+    /// The role of the sender's key that must sign.
+    pub fn role(&self) -> Role {
+        match self.base() {
+            Some(Base::AccountUpdate) => Role::AccountUpdate,
+            _ => Role::Transaction,
         }
     }
 
@@ -282,10 +341,8 @@ impl Transaction {
     pub fn set_nonce(&mut self, nonce: u64) {
         match self {
             Transaction::Legacy(t) => t.nonce = nonce,
-            Transaction::ValueTransfer(t) => t.nonce = nonce,
-            Transaction::AccountUpdate(t) => t.nonce = nonce,
-            Transaction::SmartContractDeploy(t) => t.nonce = nonce,
-            Transaction::SmartContractExecution(t) => t.nonce = nonce,
+            Transaction::Native(t) => t.nonce = nonce,
+            Transaction::Ethereum(t) => t.nonce = nonce,
         }
     }
 
@@ -293,10 +350,8 @@ impl Transaction {
     pub fn set_gas(&mut self, gas: u64) {
         match self {
             Transaction::Legacy(t) => t.gas = gas,
-            Transaction::ValueTransfer(t) => t.gas = gas,
-            Transaction::AccountUpdate(t) => t.gas = gas,
-            Transaction::SmartContractDeploy(t) => t.gas = gas,
-            Transaction::SmartContractExecution(t) => t.gas = gas,
+            Transaction::Native(t) => t.gas = gas,
+            Transaction::Ethereum(t) => t.gas = gas,
         }
     }
 
@@ -304,8 +359,8 @@ impl Transaction {
     pub fn is_create(&self) -> bool {
         match self {
             Transaction::Legacy(t) => t.to.is_none(),
-            Transaction::SmartContractDeploy(_) => true,
-            _ => false,
+            Transaction::Native(t) => t.base == Base::SmartContractDeploy,
+            Transaction::Ethereum(t) => t.to.is_none(),
         }
     }
 
@@ -313,10 +368,8 @@ impl Transaction {
     pub fn type_name(&self) -> &'static str {
         match self {
             Transaction::Legacy(_) => "TxTypeLegacyTransaction",
-            Transaction::ValueTransfer(_) => "TxTypeValueTransfer",
-            Transaction::AccountUpdate(_) => "TxTypeAccountUpdate",
-            Transaction::SmartContractDeploy(_) => "TxTypeSmartContractDeploy",
-            Transaction::SmartContractExecution(_) => "TxTypeSmartContractExecution",
+            Transaction::Native(t) => super::native::type_name(t.type_code()),
+            Transaction::Ethereum(t) => t.type_name(),
         }
     }
 
@@ -331,62 +384,49 @@ impl Transaction {
                 put_u64(&mut p, 0);
                 keccak256(&list(&p))
             }
-            Transaction::ValueTransfer(t) => {
-                let mut p = Vec::new();
-                put_u64(&mut p, u64::from(TYPE_VALUE_TRANSFER));
-                put_u64(&mut p, t.nonce);
-                put_uint(&mut p, &t.gas_price);
-                put_u64(&mut p, t.gas);
-                put_bytes(&mut p, &t.to.0);
-                put_uint(&mut p, &t.value);
-                put_bytes(&mut p, &t.from.0);
-                typed_sig_hash(&list(&p), chain_id)
-            }
-            Transaction::AccountUpdate(t) => {
-                let mut p = Vec::new();
-                put_u64(&mut p, u64::from(TYPE_ACCOUNT_UPDATE));
-                put_u64(&mut p, t.nonce);
-                put_uint(&mut p, &t.gas_price);
-                put_u64(&mut p, t.gas);
-                put_bytes(&mut p, &t.from.0);
-                put_bytes(&mut p, &t.key.encode());
-                typed_sig_hash(&list(&p), chain_id)
-            }
-            Transaction::SmartContractDeploy(t) => {
-                let mut p = Vec::with_capacity(t.input.len() + 96);
-                put_u64(&mut p, u64::from(TYPE_SMART_CONTRACT_DEPLOY));
-                t.fields(&mut p);
-                typed_sig_hash(&list(&p), chain_id)
-            }
-            Transaction::SmartContractExecution(t) => {
-                let mut p = Vec::with_capacity(t.input.len() + 96);
-                put_u64(&mut p, u64::from(TYPE_SMART_CONTRACT_EXECUTION));
-                t.fields(&mut p);
-                typed_sig_hash(&list(&p), chain_id)
-            }
+            Transaction::Native(t) => t.sig_hash(chain_id),
+            Transaction::Ethereum(t) => t.sig_hash(chain_id),
         }
     }
 
-    /// Signs with `key` for `chain_id`: V = recid + 35 + 2 x chainId. A typed transaction gets
-    /// this signature added to its list; a legacy one has it replaced.
+    /// Signs with `key` for `chain_id`. A native transaction gets this signature added to its
+    /// list; a legacy or Ethereum one has it replaced (an Ethereum one's V is the y-parity,
+    /// and its chain id is set when it had none).
     pub fn sign(&mut self, key: &SecretKey, chain_id: u64) {
-        let hash = self.sig_hash(chain_id);
-        let raw = key.sign_hash(&hash);
-        let sig = Signature {
-            v: u64::from(raw[64]) + 35 + 2 * chain_id,
-            r: raw[..32].try_into().expect("32 bytes"),
-            s: raw[32..64].try_into().expect("32 bytes"),
-        };
+        if let Transaction::Ethereum(t) = self {
+            if t.chain_id == 0 {
+                t.chain_id = chain_id;
+            }
+            let raw = key.sign_hash(&t.sig_hash(chain_id));
+            t.signature = Some(Signature {
+                v: u64::from(raw[64]),
+                r: raw[..32].try_into().expect("32 bytes"),
+                s: raw[32..64].try_into().expect("32 bytes"),
+            });
+            return;
+        }
+        let sig = Signature::make(key, &self.sig_hash(chain_id), chain_id);
         match self {
             Transaction::Legacy(t) => t.signature = Some(sig),
-            Transaction::ValueTransfer(t) => t.signatures.push(sig),
-            Transaction::AccountUpdate(t) => t.signatures.push(sig),
-            Transaction::SmartContractDeploy(t) => t.signatures.push(sig),
-            Transaction::SmartContractExecution(t) => t.signatures.push(sig),
+            Transaction::Native(t) => t.signatures.push(sig),
+            Transaction::Ethereum(_) => unreachable!("signed above"),
         }
     }
 
-    /// The raw bytes: RLP of the fields, after the type byte for a typed transaction.
+    /// Signs as the fee payer with `key` for `chain_id` (the fee payer's address must be set):
+    /// the signature is added to the fee payer's list. False when not fee-delegated.
+    pub fn sign_as_fee_payer(&mut self, key: &SecretKey, chain_id: u64) -> bool {
+        match self {
+            Transaction::Native(t) if t.is_delegated() => {
+                let sig = Signature::make(key, &t.fee_payer_sig_hash(chain_id), chain_id);
+                t.fee_payer_signatures.push(sig);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The raw bytes: RLP of the fields, after the type byte(s) for a typed transaction.
     pub fn encode(&self) -> Vec<u8> {
         match self {
             Transaction::Legacy(t) => {
@@ -402,59 +442,26 @@ impl Transaction {
                 }
                 list(&p)
             }
-            Transaction::ValueTransfer(t) => {
-                let mut p = Vec::new();
-                put_u64(&mut p, t.nonce);
-                put_uint(&mut p, &t.gas_price);
-                put_u64(&mut p, t.gas);
-                put_bytes(&mut p, &t.to.0);
-                put_uint(&mut p, &t.value);
-                put_bytes(&mut p, &t.from.0);
-                p.extend_from_slice(&signature_list(&t.signatures));
-                let mut out = vec![TYPE_VALUE_TRANSFER];
-                out.extend_from_slice(&list(&p));
-                out
-            }
-            Transaction::AccountUpdate(t) => {
-                let mut p = Vec::new();
-                put_u64(&mut p, t.nonce);
-                put_uint(&mut p, &t.gas_price);
-                put_u64(&mut p, t.gas);
-                put_bytes(&mut p, &t.from.0);
-                put_bytes(&mut p, &t.key.encode());
-                p.extend_from_slice(&signature_list(&t.signatures));
-                let mut out = vec![TYPE_ACCOUNT_UPDATE];
-                out.extend_from_slice(&list(&p));
-                out
-            }
-            Transaction::SmartContractDeploy(t) => {
-                let mut p = Vec::with_capacity(t.input.len() + 160);
-                t.fields(&mut p);
-                p.extend_from_slice(&signature_list(&t.signatures));
-                let mut out = vec![TYPE_SMART_CONTRACT_DEPLOY];
-                out.extend_from_slice(&list(&p));
-                out
-            }
-            Transaction::SmartContractExecution(t) => {
-                let mut p = Vec::with_capacity(t.input.len() + 160);
-                t.fields(&mut p);
-                p.extend_from_slice(&signature_list(&t.signatures));
-                let mut out = vec![TYPE_SMART_CONTRACT_EXECUTION];
-                out.extend_from_slice(&list(&p));
-                out
-            }
+            Transaction::Native(t) => t.encode(),
+            Transaction::Ethereum(t) => t.encode(),
         }
     }
 
-    /// `keccak256(raw)`.
+    /// The transaction hash: `keccak256(raw)`, of Ethereum's own encoding for its types.
     pub fn hash(&self) -> [u8; 32] {
-        keccak256(&self.encode())
+        match self {
+            Transaction::Ethereum(t) => t.hash(),
+            _ => keccak256(&self.encode()),
+        }
     }
 
-    /// The sender transaction hash: the transaction hash for these types (they are not
-    /// fee-delegated).
+    /// The sender transaction hash: without the fee payer's part for a fee-delegated
+    /// transaction, else the transaction hash.
     pub fn sender_tx_hash(&self) -> [u8; 32] {
-        self.hash()
+        match self {
+            Transaction::Native(t) if t.is_delegated() => t.sender_tx_hash(),
+            _ => self.hash(),
+        }
     }
 
     /// Decodes raw bytes; every byte must be used. Checks the signatures' ranges (reference
@@ -470,7 +477,7 @@ impl Transaction {
             let to = if to.is_empty() {
                 None
             } else {
-                Some(address(to)?)
+                Some(super::native::address(to)?)
             };
             let value = r.u256()?;
             let input = r.bytes()?.to_vec();
@@ -485,140 +492,68 @@ impl Transaction {
                 input,
                 signature: Some(sig),
             })
+        } else if first == super::ethereum::ENVELOPE {
+            let (&eth_type, body) = rest.split_first().ok_or(RlpError::TooFew)?;
+            Transaction::Ethereum(Ethereum::decode(eth_type, body)?)
         } else {
-            let mut r = ListReader::whole(rest)?;
-            match first {
-                TYPE_VALUE_TRANSFER => {
-                    let nonce = r.u64()?;
-                    let gas_price = r.u256()?;
-                    let gas = r.u64()?;
-                    let to = address(r.bytes()?)?;
-                    let value = r.u256()?;
-                    let from = address(r.bytes()?)?;
-                    let signatures = decode_signatures(&mut r)?;
-                    r.end()?;
-                    Transaction::ValueTransfer(ValueTransfer {
-                        nonce,
-                        gas_price,
-                        gas,
-                        to,
-                        value,
-                        from,
-                        signatures,
-                    })
-                }
-                TYPE_ACCOUNT_UPDATE => {
-                    let nonce = r.u64()?;
-                    let gas_price = r.u256()?;
-                    let gas = r.u64()?;
-                    let from = address(r.bytes()?)?;
-                    let key = AccountKey::decode(r.bytes()?)?;
-                    let signatures = decode_signatures(&mut r)?;
-                    r.end()?;
-                    Transaction::AccountUpdate(AccountUpdate {
-                        nonce,
-                        gas_price,
-                        gas,
-                        from,
-                        key,
-                        signatures,
-                    })
-                }
-                TYPE_SMART_CONTRACT_DEPLOY => {
-                    let nonce = r.u64()?;
-                    let gas_price = r.u256()?;
-                    let gas = r.u64()?;
-                    let to = r.bytes()?;
-                    let to = if to.is_empty() {
-                        None
-                    } else {
-                        Some(address(to)?)
-                    };
-                    let value = r.u256()?;
-                    let from = address(r.bytes()?)?;
-                    let input = r.bytes()?.to_vec();
-                    let human_readable = match r.u64()? {
-                        0 => false,
-                        1 => true,
-                        n => return Err(RlpError::Rlp(format!("invalid boolean value {n}")).into()),
-                    };
-                    let code_format = u8::try_from(r.u64()?)
-                        .map_err(|_| RlpError::Rlp("input string too long for uint8".into()))?;
-                    let signatures = decode_signatures(&mut r)?;
-                    r.end()?;
-                    Transaction::SmartContractDeploy(SmartContractDeploy {
-                        nonce,
-                        gas_price,
-                        gas,
-                        to,
-                        value,
-                        from,
-                        input,
-                        human_readable,
-                        code_format,
-                        signatures,
-                    })
-                }
-                TYPE_SMART_CONTRACT_EXECUTION => {
-                    let nonce = r.u64()?;
-                    let gas_price = r.u256()?;
-                    let gas = r.u64()?;
-                    let to = address(r.bytes()?)?;
-                    let value = r.u256()?;
-                    let from = address(r.bytes()?)?;
-                    let input = r.bytes()?.to_vec();
-                    let signatures = decode_signatures(&mut r)?;
-                    r.end()?;
-                    Transaction::SmartContractExecution(SmartContractExecution {
-                        nonce,
-                        gas_price,
-                        gas,
-                        to,
-                        value,
-                        from,
-                        input,
-                        signatures,
-                    })
-                }
-                _ => return Err(TxError::UndefinedType),
-            }
+            Transaction::Native(Native::decode(first, rest)?)
         };
         tx.check_signatures()?;
         Ok(tx)
     }
 
-    /// The chain id the first signature carries (0 for an unprotected legacy one); `None`
-    /// when unsigned.
+    /// Decodes Ethereum's own encoding of its typed transactions (`01 ||` or `02 || RLP`),
+    /// and a legacy transaction; the reference's native types are not Ethereum's.
+    pub fn decode_ethereum(bytes: &[u8]) -> Result<Transaction, TxError> {
+        match bytes.first() {
+            Some(&t @ (1 | 2)) => {
+                let tx = Transaction::Ethereum(Ethereum::decode(t, &bytes[1..])?);
+                tx.check_signatures()?;
+                Ok(tx)
+            }
+            Some(b) if *b >= 0xc0 => Transaction::decode(bytes),
+            Some(_) => Err(TxError::UndefinedType),
+            None => Err(RlpError::TooFew.into()),
+        }
+    }
+
+    /// The chain id the signatures carry (0 for an unprotected legacy one; an Ethereum
+    /// transaction's field); `None` when unsigned.
     pub fn signature_chain_id(&self) -> Option<u64> {
         match self {
             Transaction::Legacy(t) => t.signature.as_ref().map(Signature::chain_id),
-            _ => self.signatures().first().map(Signature::chain_id),
+            Transaction::Native(t) => t.signatures.first().map(Signature::chain_id),
+            Transaction::Ethereum(t) => t.signature.map(|_| t.chain_id),
         }
     }
 
-    fn signatures(&self) -> Vec<Signature> {
+    /// The sender's signatures.
+    pub fn signatures(&self) -> Vec<Signature> {
         match self {
             Transaction::Legacy(t) => t.signature.into_iter().collect(),
-            Transaction::ValueTransfer(t) => t.signatures.clone(),
-            Transaction::AccountUpdate(t) => t.signatures.clone(),
-            Transaction::SmartContractDeploy(t) => t.signatures.clone(),
-            Transaction::SmartContractExecution(t) => t.signatures.clone(),
+            Transaction::Native(t) => t.signatures.clone(),
+            Transaction::Ethereum(t) => t.signature.into_iter().collect(),
         }
     }
 
-    /// At least one signature; 1 <= R, S < n; recovery id 0 or 1; one chain id for all.
+    /// At least one signature; 1 <= R, S < n; recovery id 0 or 1; one chain id for all, the
+    /// fee payer's included.
     fn check_signatures(&self) -> Result<(), TxError> {
-        const N: [u8; 32] = [
-            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-            0xff, 0xfe, 0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c,
-            0xd0, 0x36, 0x41, 0x41,
-        ];
-        let sigs = self.signatures();
-        let Some(first) = sigs.first() else {
+        let in_range = |x: &[u8; 32]| x.iter().any(|&b| b != 0) && x < &N;
+        if let Transaction::Ethereum(t) = self {
+            return match &t.signature {
+                Some(s) if in_range(&s.r) && in_range(&s.s) && s.v <= 1 => Ok(()),
+                _ => Err(TxError::InvalidSignature),
+            };
+        }
+        let mut sigs = self.signatures();
+        let Some(first) = sigs.first().copied() else {
             return Err(TxError::InvalidSignature);
         };
+        if let Transaction::Native(t) = self {
+            sigs.extend_from_slice(&t.fee_payer_signatures);
+        }
         for s in &sigs {
-            let in_range = |x: &[u8; 32]| x.iter().any(|&b| b != 0) && x < &N;
             if !in_range(&s.r) || !in_range(&s.s) || s.recovery_id().is_none_or(|id| id > 1) {
                 return Err(TxError::InvalidSignature);
             }
@@ -641,15 +576,7 @@ impl Transaction {
     /// hash for the chain id the signatures carry: what an account key is checked against.
     /// A high S is refused, as the reference's sender recovery does.
     pub fn recovered(&self) -> Result<Vec<Signer>, TxError> {
-        static SECP: std::sync::LazyLock<secp256k1::Secp256k1<secp256k1::VerifyOnly>> =
-            std::sync::LazyLock::new(secp256k1::Secp256k1::verification_only);
-        const HALF_N: [u8; 32] = [
-            0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-            0xff, 0xff, 0x5d, 0x57, 0x6e, 0x73, 0x57, 0xa4, 0x50, 0x1d, 0xdf, 0xe9, 0x2f, 0x46,
-            0x68, 0x1b, 0x20, 0xa0,
-        ];
-        let sigs = self.signatures();
-        let chain_id = sigs.first().map_or(0, Signature::chain_id);
+        let chain_id = self.signature_chain_id().unwrap_or(0);
         let hash = match self {
             Transaction::Legacy(t) if chain_id == 0 => {
                 let mut p = Vec::new();
@@ -658,50 +585,111 @@ impl Transaction {
             }
             _ => self.sig_hash(chain_id),
         };
-        let msg = secp256k1::Message::from_digest(hash);
-        sigs.iter()
+        let ethereum = matches!(self, Transaction::Ethereum(_));
+        self.signatures()
+            .iter()
             .map(|s| {
-                if s.s > HALF_N {
-                    return Err(TxError::InvalidSignature);
-                }
-                let mut rs = [0u8; 64];
-                rs[..32].copy_from_slice(&s.r);
-                rs[32..].copy_from_slice(&s.s);
-                let id = s.recovery_id().ok_or(TxError::InvalidSignature)?;
-                let id = secp256k1::ecdsa::RecoveryId::from_i32(i32::from(id))
-                    .map_err(|_| TxError::InvalidSignature)?;
-                let sig = secp256k1::ecdsa::RecoverableSignature::from_compact(&rs, id)
-                    .map_err(|_| TxError::InvalidSignature)?;
-                let pk = SECP
-                    .recover_ecdsa(&msg, &sig)
-                    .map_err(|_| TxError::InvalidSender)?;
-                let xy: [u8; 64] = pk.serialize_uncompressed()[1..]
-                    .try_into()
-                    .expect("64 bytes");
-                Ok(Signer {
-                    address: Address::from_public_xy(&xy),
-                    key: pk.serialize(),
-                })
+                let id = if ethereum {
+                    u8::try_from(s.v).ok().filter(|v| *v <= 1)
+                } else {
+                    s.recovery_id()
+                };
+                recover(&hash, s, id.ok_or(TxError::InvalidSignature)?)
             })
             .collect()
     }
 
-    /// The intrinsic gas (Istanbul-compatible fork active), before the sender's
-    /// key-validation gas.
+    /// The fee payer's signers, recovered from the fee payer's signing hash; empty unless
+    /// fee-delegated.
+    pub fn recovered_fee_payer(&self) -> Result<Vec<Signer>, TxError> {
+        let Transaction::Native(t) = self else {
+            return Ok(Vec::new());
+        };
+        if !t.is_delegated() {
+            return Ok(Vec::new());
+        }
+        let chain_id = self.signature_chain_id().unwrap_or(0);
+        let hash = t.fee_payer_sig_hash(chain_id);
+        t.fee_payer_signatures
+            .iter()
+            .map(|s| recover(&hash, s, s.recovery_id().ok_or(TxError::InvalidSignature)?))
+            .collect()
+    }
+
+    /// The part of the intrinsic gas a fee payer's presence adds (10,000, or 15,000 with a
+    /// ratio), which the EVM does not count.
+    pub fn delegation_gas(&self) -> u64 {
+        match self.native().map(|t| t.fee_mode) {
+            Some(FeeMode::Delegated) => TX_GAS_FEE_DELEGATED,
+            Some(FeeMode::Ratio(_)) => TX_GAS_FEE_DELEGATED_WITH_RATIO,
+            _ => 0,
+        }
+    }
+
+    /// The intrinsic gas (Istanbul- and Shanghai-compatible forks active), before the
+    /// signers' key-validation gas.
     pub fn intrinsic_gas(&self) -> u64 {
         match self {
             Transaction::Legacy(t) => match t.to {
                 Some(_) => payload_gas(TX_GAS, &t.input, false),
                 None => payload_gas(TX_GAS_CONTRACT_CREATION, &t.input, true),
             },
-            Transaction::ValueTransfer(_) => TX_GAS,
-            Transaction::AccountUpdate(t) => TX_GAS + key_creation_gas(&t.key),
-            Transaction::SmartContractDeploy(t) => {
-                payload_gas(TX_GAS_CONTRACT_CREATION, &t.input, true)
+            Transaction::Native(t) => {
+                let base = match t.base {
+                    Base::ValueTransfer | Base::Cancel => TX_GAS,
+                    Base::ValueTransferMemo
+                    | Base::SmartContractExecution
+                    | Base::ChainDataAnchoring => payload_gas(TX_GAS, &t.input, false),
+                    Base::AccountUpdate => {
+                        TX_GAS + t.key.as_ref().map_or(0, key_creation_gas)
+                    }
+                    Base::SmartContractDeploy => {
+                        let gas = TX_GAS_CONTRACT_CREATION
+                            + if t.human_readable {
+                                TX_GAS_HUMAN_READABLE
+                            } else {
+                                0
+                            };
+                        payload_gas(gas, &t.input, true)
+                    }
+                };
+                base.saturating_add(self.delegation_gas())
             }
-            Transaction::SmartContractExecution(t) => payload_gas(TX_GAS, &t.input, false),
+            Transaction::Ethereum(t) => {
+                let base = match t.to {
+                    Some(_) => payload_gas(TX_GAS, &t.input, false),
+                    None => payload_gas(TX_GAS_CONTRACT_CREATION, &t.input, true),
+                };
+                base.saturating_add(t.access_list_gas())
+            }
         }
     }
+}
+
+/// Recovers the signer of `hash` from `s` with recovery id `id`; a high S is refused.
+fn recover(hash: &[u8; 32], s: &Signature, id: u8) -> Result<Signer, TxError> {
+    static SECP: std::sync::LazyLock<secp256k1::Secp256k1<secp256k1::VerifyOnly>> =
+        std::sync::LazyLock::new(secp256k1::Secp256k1::verification_only);
+    if s.s > HALF_N {
+        return Err(TxError::InvalidSignature);
+    }
+    let mut rs = [0u8; 64];
+    rs[..32].copy_from_slice(&s.r);
+    rs[32..].copy_from_slice(&s.s);
+    let id = secp256k1::ecdsa::RecoveryId::from_i32(i32::from(id))
+        .map_err(|_| TxError::InvalidSignature)?;
+    let sig = secp256k1::ecdsa::RecoverableSignature::from_compact(&rs, id)
+        .map_err(|_| TxError::InvalidSignature)?;
+    let pk = SECP
+        .recover_ecdsa(&secp256k1::Message::from_digest(*hash), &sig)
+        .map_err(|_| TxError::InvalidSender)?;
+    let xy: [u8; 64] = pk.serialize_uncompressed()[1..]
+        .try_into()
+        .expect("64 bytes");
+    Ok(Signer {
+        address: Address::from_public_xy(&xy),
+        key: pk.serialize(),
+    })
 }
 
 /// `base` plus 100 gas per byte of `input` and, for a contract creation, 2 per 32-byte word
@@ -727,45 +715,6 @@ pub fn key_creation_gas(key: &AccountKey) -> u64 {
     }
 }
 
-fn decode_signatures(r: &mut ListReader<'_>) -> Result<Vec<Signature>, RlpError> {
-    let mut all = r.list()?;
-    let mut out = Vec::new();
-    while !all.is_empty() {
-        let mut one = all.list()?;
-        out.push(Signature::decode(&mut one)?);
-        one.end()?;
-    }
-    Ok(out)
-}
-
-impl SmartContractDeploy {
-    /// The fields after the type and before the signatures, as signed and as sent.
-    fn fields(&self, p: &mut Vec<u8>) {
-        put_u64(p, self.nonce);
-        put_uint(p, &self.gas_price);
-        put_u64(p, self.gas);
-        put_bytes(p, self.to.as_ref().map_or(&[][..], |a| &a.0[..]));
-        put_uint(p, &self.value);
-        put_bytes(p, &self.from.0);
-        put_bytes(p, &self.input);
-        put_u64(p, u64::from(self.human_readable));
-        put_u64(p, u64::from(self.code_format));
-    }
-}
-
-impl SmartContractExecution {
-    /// The fields after the type and before the signatures, as signed and as sent.
-    fn fields(&self, p: &mut Vec<u8>) {
-        put_u64(p, self.nonce);
-        put_uint(p, &self.gas_price);
-        put_u64(p, self.gas);
-        put_bytes(p, &self.to.0);
-        put_uint(p, &self.value);
-        put_bytes(p, &self.from.0);
-        put_bytes(p, &self.input);
-    }
-}
-
 impl Legacy {
     /// nonce, gasPrice, gas, to, value, input: the fields every legacy form starts with.
     fn common_fields(&self, p: &mut Vec<u8>) {
@@ -782,9 +731,9 @@ impl Legacy {
 mod tests {
     use super::*;
 
-    fn signed(chain_id: u64) -> ValueTransfer {
+    fn signed(chain_id: u64) -> Native {
         let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
-        let mut tx = Transaction::ValueTransfer(ValueTransfer {
+        let mut tx = Transaction::of(ValueTransfer {
             nonce: 0,
             gas_price: [0; 32],
             gas: 21_000,
@@ -795,25 +744,20 @@ mod tests {
         });
         tx.sign(&key, chain_id);
         match tx {
-            Transaction::ValueTransfer(t) => t,
+            Transaction::Native(t) => t,
             _ => unreachable!(),
         }
     }
 
-    fn decode_with(f: impl FnOnce(&mut ValueTransfer)) -> Result<Transaction, TxError> {
+    fn decode_with(f: impl FnOnce(&mut Native)) -> Result<Transaction, TxError> {
         let mut t = signed(1000);
         f(&mut t);
-        Transaction::decode(&Transaction::ValueTransfer(t).encode())
+        Transaction::decode(&Transaction::Native(t).encode())
     }
 
     /// Reference 3.5: the checks made when a transaction is decoded.
     #[test]
     fn signatures_out_of_range_are_refused() {
-        const N: [u8; 32] = [
-            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-            0xff, 0xfe, 0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c,
-            0xd0, 0x36, 0x41, 0x41,
-        ];
         let bad = Err(TxError::InvalidSignature);
         assert!(decode_with(|_| {}).is_ok());
         assert_eq!(decode_with(|t| t.signatures[0].r = [0; 32]), bad);
@@ -849,7 +793,7 @@ mod tests {
 
     #[test]
     fn malformed_fields_are_refused() {
-        let good = Transaction::ValueTransfer(signed(1000)).encode();
+        let good = Transaction::Native(signed(1000)).encode();
         // The `to` address (after nonce 80, gasPrice 80, gas 82 5208) as 19 and 21 bytes.
         let at = 1 + 2 + 1 + 1 + 3; // type, list header (f8 len), nonce, gas price, gas
         assert_eq!(good[1], 0xf8);

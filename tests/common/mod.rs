@@ -538,7 +538,7 @@ pub fn transfer_tx(
     chain_id: u64,
 ) -> chain_node::types::transaction::Transaction {
     use chain_node::types::transaction::{Transaction, ValueTransfer};
-    let mut tx = Transaction::ValueTransfer(ValueTransfer {
+    let mut tx = Transaction::of(ValueTransfer {
         nonce,
         gas_price: u256(price),
         gas: 21_000,
