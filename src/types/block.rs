@@ -321,10 +321,13 @@ pub fn decode_tx_list(bytes: &[u8]) -> Result<Vec<Transaction>, BlockError> {
         let raw = if first.first().is_some_and(|&b| b >= 0xc0) {
             first.to_vec()
         } else {
-            // A type (an integer), then the body list.
-            let body = txs.raw()?;
+            // A type (an integer), then the body list; Ethereum's types are the envelope's
+            // 0x78, Ethereum's type, then the body.
             let mut raw = first.to_vec();
-            raw.extend_from_slice(body);
+            if first == [crate::types::ethereum::ENVELOPE] {
+                raw.extend_from_slice(txs.raw()?);
+            }
+            raw.extend_from_slice(txs.raw()?);
             raw
         };
         let tx = Transaction::decode(&raw)
@@ -421,6 +424,47 @@ impl DeriveSha {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// In a block, a native typed transaction is two items (type, body) and an Ethereum one
+    /// three (0x78, its type, body); a legacy one is one list. All come back.
+    #[test]
+    fn transaction_lists_of_every_shape() {
+        use crate::crypto::SecretKey;
+        use crate::types::transaction::{Base, Ethereum, FeeMode, Legacy, Native};
+        let key = SecretKey::from_slice(&[0x46; 32]).unwrap();
+        let mut eth = Transaction::Ethereum(Ethereum {
+            dynamic: true,
+            chain_id: 1001,
+            nonce: 2,
+            gas_tip_cap: [1; 32],
+            gas_fee_cap: [1; 32],
+            gas: 30_000,
+            to: Some(Address([0x35; 20])),
+            value: [0; 32],
+            input: vec![1, 2],
+            access_list: Vec::new(),
+            signature: None,
+        });
+        eth.sign(&key, 1001);
+        let mut fd = Native::new(Base::ValueTransfer, FeeMode::Ratio(30), key.address());
+        fd.to = Some(Address([0x35; 20]));
+        fd.fee_payer = key.address();
+        let mut fd = Transaction::Native(fd);
+        fd.sign(&key, 1001);
+        assert!(fd.sign_as_fee_payer(&key, 1001));
+        let mut legacy = Transaction::Legacy(Legacy {
+            nonce: 0,
+            gas_price: [0; 32],
+            gas: 21_000,
+            to: None,
+            value: [0; 32],
+            input: vec![0x60],
+            signature: None,
+        });
+        legacy.sign(&key, 1001);
+        let txs = vec![eth.clone(), fd, legacy, eth];
+        assert_eq!(decode_tx_list(&encode_tx_list(&txs)).unwrap(), txs);
+    }
 
     fn header() -> Header {
         Header {

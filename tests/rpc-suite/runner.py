@@ -65,7 +65,7 @@ def start_node(chaind, datadir, rpc_port, ws_port, chain_id, log):
         "--networkid", str(chain_id),
         "--rpc", "--rpcaddr", "127.0.0.1", "--rpcport", str(rpc_port), "--rpcapi", RPC_MODULES,
         "--ws", "--wsaddr", "127.0.0.1", "--wsport", str(ws_port), "--wsapi", RPC_MODULES,
-        "--wsorigins", "*", "--allow-insecure-unlock",
+        "--wsorigins", "*", "--allow-insecure-unlock", "--txpool.allow-local-anchortx",
         "--p2paddr", "127.0.0.1", "--port", "0", "--ipcdisable",
     ]
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
