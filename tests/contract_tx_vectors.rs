@@ -54,18 +54,16 @@ fn unsigned(rec: &Value) -> Transaction {
             code_format: i["codeFormat"].as_u64().unwrap() as u8,
             signatures: Vec::new(),
         }),
-        "TxTypeSmartContractExecution" => {
-            Transaction::of(SmartContractExecution {
-                nonce,
-                gas_price,
-                gas,
-                to: address(&i["to"]).unwrap(),
-                value,
-                from: address(&i["from"]).unwrap(),
-                input,
-                signatures: Vec::new(),
-            })
-        }
+        "TxTypeSmartContractExecution" => Transaction::of(SmartContractExecution {
+            nonce,
+            gas_price,
+            gas,
+            to: address(&i["to"]).unwrap(),
+            value,
+            from: address(&i["from"]).unwrap(),
+            input,
+            signatures: Vec::new(),
+        }),
         "TxTypeLegacyTransaction" => Transaction::Legacy(Legacy {
             nonce,
             gas_price,

@@ -722,7 +722,8 @@ mod tests {
         let idle = filters.install(FilterKind::Blocks, now).unwrap();
         let mut price = [0u8; 32];
         price[24..].copy_from_slice(&chain.unit_price().to_be_bytes());
-        let mut tx = crate::types::transaction::Transaction::of(crate::types::transaction::ValueTransfer {
+        let mut tx =
+            crate::types::transaction::Transaction::of(crate::types::transaction::ValueTransfer {
                 nonce: 0,
                 gas_price: price,
                 gas: 21_000,
@@ -730,8 +731,7 @@ mod tests {
                 value: [0; 32],
                 from: key.address(),
                 signatures: Vec::new(),
-            },
-        );
+            });
         tx.sign(&key, chain.chain_id());
         let tx_hash = chain.submit(tx).unwrap();
         let block = chain.seal(&key).unwrap().unwrap();

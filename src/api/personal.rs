@@ -449,7 +449,9 @@ impl PersonalApi {
         let chain = self.chain()?;
         let pass = Zeroizing::new(p.required::<String>(1)?);
         let key = |payer| self.key_file_key(payer, &pass);
-        Ok(SignedJson::new(&txargs::sign_as_fee_payer(chain, &args, &key)?))
+        Ok(SignedJson::new(&txargs::sign_as_fee_payer(
+            chain, &args, &key,
+        )?))
     }
 
     /// `personal_sendTransactionAsFeePayer(tx, passphrase)`: as
@@ -459,7 +461,9 @@ impl PersonalApi {
         let chain = self.chain()?;
         let pass = Zeroizing::new(p.required::<String>(1)?);
         let key = |payer| self.key_file_key(payer, &pass);
-        Ok(HexOut(txargs::send_as_fee_payer(chain, &args, &key)?.to_vec()))
+        Ok(HexOut(
+            txargs::send_as_fee_payer(chain, &args, &key)?.to_vec(),
+        ))
     }
 
     /// `personal_sendValueTransfer({from, to, value, gas?, gasPrice?, nonce?}, passphrase)`:

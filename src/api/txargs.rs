@@ -134,19 +134,28 @@ fn fields_of(type_int: u64) -> Vec<&'static str> {
     let mut f = Vec::new();
     if matches!(
         base,
-        Base::ValueTransfer | Base::ValueTransferMemo | Base::SmartContractDeploy | Base::SmartContractExecution
+        Base::ValueTransfer
+            | Base::ValueTransferMemo
+            | Base::SmartContractDeploy
+            | Base::SmartContractExecution
     ) {
         f.push("to");
     }
     f.extend(["gas", "gasPrice"]);
     if matches!(
         base,
-        Base::ValueTransfer | Base::ValueTransferMemo | Base::SmartContractDeploy | Base::SmartContractExecution
+        Base::ValueTransfer
+            | Base::ValueTransferMemo
+            | Base::SmartContractDeploy
+            | Base::SmartContractExecution
     ) {
         f.push("value");
     }
     f.push("nonce");
-    if !matches!(base, Base::ValueTransfer | Base::AccountUpdate | Base::Cancel) {
+    if !matches!(
+        base,
+        Base::ValueTransfer | Base::AccountUpdate | Base::Cancel
+    ) {
         f.push("input");
     }
     if base == Base::SmartContractDeploy {
@@ -199,7 +208,11 @@ fn access_list(v: &Value) -> Result<Vec<AccessTuple>> {
         let Value::Object(o) = item else {
             return Err(bad(crate::rpc::json_type(item)));
         };
-        let get = |k: &str| o.iter().find(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, v)| v);
+        let get = |k: &str| {
+            o.iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(k))
+                .map(|(_, v)| v)
+        };
         let address = match get("address") {
             Some(a) => Member {
                 strukt: "AccessTuple",
@@ -236,7 +249,14 @@ fn access_list(v: &Value) -> Result<Vec<AccessTuple>> {
 /// `signatures`: `[{"V", "R", "S"}]` (`types.TxSignaturesJSON`), keys in any case.
 fn signatures(v: &Value) -> Result<Vec<Signature>> {
     let ty = "types.TxSignaturesJSON";
-    let bad = |what: &str| arg0(super::goparams::field_error("SendTxArgs", "signatures", what, ty));
+    let bad = |what: &str| {
+        arg0(super::goparams::field_error(
+            "SendTxArgs",
+            "signatures",
+            what,
+            ty,
+        ))
+    };
     let Value::Array(items) = v else {
         return Err(bad(crate::rpc::json_type(v)));
     };
@@ -246,7 +266,10 @@ fn signatures(v: &Value) -> Result<Vec<Signature>> {
             return Err(bad(crate::rpc::json_type(item)));
         };
         let get = |k: &str| {
-            let v = o.iter().find(|(n, _)| n.eq_ignore_ascii_case(k)).map(|(_, v)| v);
+            let v = o
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(k))
+                .map(|(_, v)| v);
             match v {
                 Some(v) if !v.is_null() => Member {
                     strukt: "TxSignatureJSON",
@@ -359,7 +382,10 @@ impl TxArgs {
             Some(v) => address("from", &v)?,
             None => Address([0; 20]),
         };
-        let sigs = members.remove("signatures").map(|v| signatures(&v)).transpose()?;
+        let sigs = members
+            .remove("signatures")
+            .map(|v| signatures(&v))
+            .transpose()?;
         let args = TxArgs {
             type_int,
             from,
@@ -528,7 +554,14 @@ impl TxArgs {
         let dynamic = self.type_int == TYPE_ETHEREUM_DYNAMIC_FEE;
         let args = |m: &str| AccountError::Args(m.to_string());
         let foreign: &[&str] = if dynamic {
-            &["gasPrice", "feePayer", "feeRatio", "key", "codeFormat", "humanReadable"]
+            &[
+                "gasPrice",
+                "feePayer",
+                "feeRatio",
+                "key",
+                "codeFormat",
+                "humanReadable",
+            ]
         } else {
             &[
                 "maxFeePerGas",
@@ -720,8 +753,8 @@ pub fn sign(chain: &Chain, args: &TxArgs, key: KeySource<'_>) -> Result<Transact
 /// The check the sign and send paths make before the defaults for Ethereum's types: a price
 /// must be given, as `gasPrice` or as both fee caps.
 fn check_ethereum_price(args: &TxArgs) -> Result<()> {
-    let ethereum = args.type_int == TYPE_ETHEREUM_ACCESS_LIST
-        || args.type_int == TYPE_ETHEREUM_DYNAMIC_FEE;
+    let ethereum =
+        args.type_int == TYPE_ETHEREUM_ACCESS_LIST || args.type_int == TYPE_ETHEREUM_DYNAMIC_FEE;
     if ethereum
         && args.get("gasPrice").is_none()
         && (args.get("maxPriorityFeePerGas").is_none() || args.get("maxFeePerGas").is_none())
@@ -741,7 +774,11 @@ pub type FeePayerKey<'a> = &'a dyn Fn(Address) -> KeySource<'a>;
 /// sender's sign path builds it (defaults filled), the sender's `signatures` as given, then
 /// signed by the fee payer it names (a native type that is not fee-delegated names its
 /// sender; legacy and Ethereum's types none: `invalid fee payer is set`).
-pub fn sign_as_fee_payer(chain: &Chain, args: &TxArgs, key: FeePayerKey<'_>) -> Result<Transaction> {
+pub fn sign_as_fee_payer(
+    chain: &Chain,
+    args: &TxArgs,
+    key: FeePayerKey<'_>,
+) -> Result<Transaction> {
     check_ethereum_price(args)?;
     let nonce = match args.nonce()? {
         Some(n) => n,

@@ -380,7 +380,10 @@ impl Chain {
                 let (steps, end) = if r.ran {
                     let rec = r.recorded?;
                     (rec.steps, rec.end)
-                } else if r.tx.base().is_some_and(|b| b != crate::types::transaction::Base::SmartContractExecution && b != crate::types::transaction::Base::SmartContractDeploy) {
+                } else if r.tx.base().is_some_and(|b| {
+                    b != crate::types::transaction::Base::SmartContractExecution
+                        && b != crate::types::transaction::Base::SmartContractDeploy
+                }) {
                     // The reference updates the key without calling the EVM: nothing logged.
                     (Vec::new(), None)
                 } else {

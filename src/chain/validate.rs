@@ -267,7 +267,10 @@ pub fn check_type_rules(
             }
         }
         Base::ValueTransfer | Base::ValueTransferMemo => {
-            if account(&t.to.unwrap_or(Address([0; 20])))?.contract.is_some() {
+            if account(&t.to.unwrap_or(Address([0; 20])))?
+                .contract
+                .is_some()
+            {
                 return Err(InvalidTransaction::NotForProgramAccount);
             }
         }

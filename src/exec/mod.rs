@@ -455,7 +455,12 @@ impl<S: Source> BlockExec<S> {
 
     /// Adds `amount` to `who`'s balance (`credit`) or takes it (a checked transaction's
     /// funds cover it).
-    fn move_balance(&mut self, who: &Address, amount: &U256, credit: bool) -> Result<(), ExecError> {
+    fn move_balance(
+        &mut self,
+        who: &Address,
+        amount: &U256,
+        credit: bool,
+    ) -> Result<(), ExecError> {
         if amount.iter().all(|&b| b == 0) {
             return Ok(());
         }

@@ -45,7 +45,6 @@ use super::url::NodeId;
 use super::wire::{encode, Message, Status, MAX_BLOCKS, MAX_TXS, PROTOCOL_NAME, PROTOCOL_VERSION};
 use crate::chain::pool::PoolError;
 use crate::chain::{Chain, SubmitError};
-use crate::crypto::keccak256;
 use crate::events::{Bus, Event, Gone, Kinds, Subscriber};
 use crate::service::{Service, StopFlag, Worker};
 use crate::types::block::Block;
@@ -746,8 +745,8 @@ impl ChainProtocol {
             decoded.push(tx);
         }
         self.with_state(peer, |s| {
-            for raw in &txs {
-                s.known_txs.insert(keccak256(raw));
+            for tx in &decoded {
+                s.known_txs.insert(tx.hash());
             }
         });
         match self.txs_in.try_send(decoded) {

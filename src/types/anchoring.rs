@@ -120,9 +120,14 @@ mod tests {
         let mut p = Vec::new();
         put_u64(&mut p, 128);
         put_bytes(&mut p, br#"{"z":1,"a":{"y":2,"b":3}}"#);
-        assert_eq!(input_json(&list(&p)).to_string(), r#"{"a":{"b":3,"y":2},"z":1}"#);
+        assert_eq!(
+            input_json(&list(&p)).to_string(),
+            r#"{"a":{"b":3,"y":2},"z":1}"#
+        );
         // The suite's memo, an unknown type, a short hash.
-        let memo = hex::decode("b3f98adc0000000000000000000000000000000000000000000000000000000000000001").unwrap();
+        let memo =
+            hex::decode("b3f98adc0000000000000000000000000000000000000000000000000000000000000001")
+                .unwrap();
         assert_eq!(input_json(&memo), Value::Null);
         let mut p = Vec::new();
         put_u64(&mut p, 1);

@@ -176,9 +176,10 @@ impl Ethereum {
             let mut keys = e.list()?;
             let mut storage_keys = Vec::new();
             while !keys.is_empty() {
-                let k: [u8; 32] = keys.bytes()?.try_into().map_err(|_| {
-                    super::rlp::RlpError::Rlp("a storage key is 32 bytes".into())
-                })?;
+                let k: [u8; 32] = keys
+                    .bytes()?
+                    .try_into()
+                    .map_err(|_| super::rlp::RlpError::Rlp("a storage key is 32 bytes".into()))?;
                 storage_keys.push(k);
             }
             e.end()?;
@@ -211,7 +212,6 @@ impl Ethereum {
             .iter()
             .map(|t| t.storage_keys.len() as u64)
             .sum();
-        ACCESS_LIST_ADDRESS_GAS * self.access_list.len() as u64
-            + ACCESS_LIST_STORAGE_KEY_GAS * keys
+        ACCESS_LIST_ADDRESS_GAS * self.access_list.len() as u64 + ACCESS_LIST_STORAGE_KEY_GAS * keys
     }
 }

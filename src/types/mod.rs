@@ -5,9 +5,9 @@
 pub mod account_key;
 pub mod anchoring;
 pub mod block;
-pub mod json;
-pub mod receipt;
 pub mod ethereum;
+pub mod json;
 pub mod native;
+pub mod receipt;
 pub mod rlp;
 pub mod transaction;

@@ -50,9 +50,9 @@ impl Base {
     fn has(self) -> (bool, bool, bool) {
         match self {
             Base::ValueTransfer => (true, true, false),
-            Base::ValueTransferMemo
-            | Base::SmartContractDeploy
-            | Base::SmartContractExecution => (true, true, true),
+            Base::ValueTransferMemo | Base::SmartContractDeploy | Base::SmartContractExecution => {
+                (true, true, true)
+            }
             Base::AccountUpdate | Base::Cancel => (false, false, false),
             Base::ChainDataAnchoring => (false, false, true),
         }

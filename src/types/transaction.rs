@@ -640,9 +640,7 @@ impl Transaction {
                     Base::ValueTransferMemo
                     | Base::SmartContractExecution
                     | Base::ChainDataAnchoring => payload_gas(TX_GAS, &t.input, false),
-                    Base::AccountUpdate => {
-                        TX_GAS + t.key.as_ref().map_or(0, key_creation_gas)
-                    }
+                    Base::AccountUpdate => TX_GAS + t.key.as_ref().map_or(0, key_creation_gas),
                     Base::SmartContractDeploy => {
                         let gas = TX_GAS_CONTRACT_CREATION
                             + if t.human_readable {
