@@ -414,3 +414,60 @@ fn a_bad_new_block_is_refused_and_its_peer_dropped() {
     assert_eq!(b.head(), 0);
     assert_eq!(b.chain.bad_blocks().len(), 1, "kept for debug_getBadBlocks");
 }
+
+/// A fee-delegated transfer (a sender without funds, the validator paying) and an EIP-1559
+/// transaction go from a follower to the validator, are sealed, and come back in the block:
+/// the follower's copy of the chain is the same, finds the fee-delegated one by its sender
+/// transaction hash, and both carry their own type.
+#[test]
+fn every_kind_of_transaction_travels_and_comes_back_sealed() {
+    use chain_node::types::transaction::{Base, Ethereum, FeeMode, Native};
+    let validator_node = node(1);
+    let follower = node(2);
+    let _link = connect(&follower, &validator_node, None);
+    let chain = &follower.chain;
+    let price = chain_node::state::from_u64(chain.unit_price());
+    let (payer, sender) = (validator(), SecretKey::from_slice(&[0x47; 32]).unwrap());
+    let mut fd = Native::new(Base::ValueTransfer, FeeMode::Delegated, sender.address());
+    (fd.gas_price, fd.gas, fd.to) = (price, 31_000, Some(Address([0x35; 20])));
+    fd.fee_payer = payer.address();
+    let mut fd = Transaction::Native(fd);
+    fd.sign(&sender, chain.chain_id());
+    assert!(fd.sign_as_fee_payer(&payer, chain.chain_id()));
+    let mut eth = Transaction::Ethereum(Ethereum {
+        dynamic: true,
+        chain_id: chain.chain_id(),
+        nonce: 0,
+        gas_tip_cap: price,
+        gas_fee_cap: price,
+        gas: 21_000,
+        to: Some(Address([0x36; 20])),
+        value: [0; 32],
+        input: Vec::new(),
+        access_list: Vec::new(),
+        signature: None,
+    });
+    eth.sign(&payer, chain.chain_id());
+    let fd_hash = chain.submit(fd.clone()).unwrap();
+    let eth_hash = chain.submit(eth).unwrap();
+    assert_ne!(fd.sender_tx_hash(), fd_hash);
+    wait_for("both to reach the validator", || {
+        validator_node.chain.pool_counts().0 == 2
+    });
+    validator_node.chain.seal(&validator()).unwrap().unwrap();
+    wait_for("the block to reach the follower", || follower.head() == 1);
+    assert_same_chain(&validator_node.chain, &follower.chain);
+    let by_sender = chain
+        .transaction_by_sender_hash(&fd.sender_tx_hash())
+        .unwrap()
+        .expect("found by its sender hash");
+    assert_eq!(by_sender.tx.hash(), fd_hash);
+    assert_eq!(by_sender.tx.fee_payer(), Some(payer.address()));
+    assert_eq!(by_sender.receipt.unwrap().receipt.gas_used, 31_000);
+    let eth = chain.transaction(&eth_hash).unwrap().unwrap();
+    assert_eq!(eth.tx.type_code(), 0x7802);
+    assert_eq!(eth.sender, payer.address());
+    // The sender paid nothing: the fee payer paid the fee.
+    let sender_acct = chain.account(&sender.address(), None).unwrap();
+    assert!(sender_acct.is_none_or(|a| a.balance == [0; 32]));
+}
