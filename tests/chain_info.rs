@@ -169,7 +169,7 @@ fn node_and_chain_facts() {
     let status = raw_result(&url, "chain_forkStatus", json!(["latest"]));
     assert_eq!(
         status,
-        r#"{"ChainID":2019,"IsCancun":true,"IsDragon":false,"IsEthTxType":false,"IsIstanbul":true,"IsKIP103":false,"IsKore":true,"IsLondon":true,"IsMagma":false,"IsRandao":false,"IsShanghai":true}"#
+        r#"{"ChainID":2019,"IsCancun":true,"IsDragon":false,"IsEthTxType":true,"IsIstanbul":true,"IsKIP103":false,"IsKore":true,"IsLondon":true,"IsMagma":false,"IsRandao":false,"IsShanghai":true}"#
     );
     assert_eq!(
         ok(call("chain_forkStatus", json!(["0x0"]))),

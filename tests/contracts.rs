@@ -548,8 +548,14 @@ fn the_contract_types_rules_refuse_with_the_reference_texts() {
             json!({"typeInt": 40, "from": a, "to": eoa, "value": "0x0", "input": "0x6000", "codeFormat": 0, "humanReadable": false, "gas": "0x30d40"}),
             "contract deploy transaction can't have a recipient address",
         ),
+        // A human-readable address costs 4,000,000,000 gas first (TxGasHumanReadable), then
+        // is refused.
         (
             json!({"typeInt": 40, "from": a, "value": "0x0", "input": "0x6000", "codeFormat": 0, "humanReadable": true, "gas": "0x30d40"}),
+            "intrinsic gas too low",
+        ),
+        (
+            json!({"typeInt": 40, "from": a, "value": "0x0", "input": "0x6000", "codeFormat": 0, "humanReadable": true, "gas": "0xee6cbb22"}),
             "Human-readable address is not supported now",
         ),
         (

@@ -47,12 +47,13 @@ pub struct Forks {
 /// The forks of every block of every chain here: a genesis names no fork blocks, so the
 /// rules never change. The EVM is the reference's Cancun-compatible fork (`exec::SPEC`),
 /// which carries the Istanbul, London, Kore and Shanghai ones; gas is priced by the unit price
-/// (before Magma); there are no Ethereum transaction types (no EthTxType) and headers carry
-/// no base fee or randomness (no Magma, no Randao); nothing of Dragon or KIP-103 is built.
+/// (before Magma); Ethereum's access-list and dynamic-fee transactions are taken (EthTxType)
+/// and headers carry no base fee or randomness (no Magma, no Randao); nothing of Dragon or
+/// KIP-103 is built.
 pub const FORKS: Forks = Forks {
     istanbul: true,
     london: true,
-    eth_tx_type: false,
+    eth_tx_type: true,
     magma: false,
     kore: true,
     shanghai: true,

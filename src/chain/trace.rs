@@ -23,7 +23,7 @@ use crate::exec::trace::{
 use crate::exec::{self, CallError, Env, Outcome};
 use crate::types::block::Header;
 use crate::types::receipt::Receipt;
-use crate::types::transaction::Transaction;
+use crate::types::transaction::{Base, Transaction};
 
 type Hash = [u8; 32];
 
@@ -380,11 +380,12 @@ impl Chain {
                 let (steps, end) = if r.ran {
                     let rec = r.recorded?;
                     (rec.steps, rec.end)
-                } else if r.tx.base().is_some_and(|b| {
-                    b != crate::types::transaction::Base::SmartContractExecution
-                        && b != crate::types::transaction::Base::SmartContractDeploy
-                }) {
-                    // The reference updates the key without calling the EVM: nothing logged.
+                } else if matches!(
+                    r.tx.base(),
+                    Some(Base::AccountUpdate | Base::Cancel | Base::ChainDataAnchoring)
+                ) {
+                    // The reference updates the key, cancels or anchors without calling the EVM:
+                    // nothing logged.
                     (Vec::new(), None)
                 } else {
                     // A call of an account without code: the EVM ends at once.
