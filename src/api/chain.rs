@@ -199,7 +199,7 @@ impl Namespace for ChainApi {
         method!(
             "chain_isSenderTxHashIndexingEnabled",
             [],
-            "Whether transactions are indexed by sender transaction hash (false)",
+            "Whether transactions are indexed by sender transaction hash (true: the index is always kept)",
             "bool: whether senderTxHash look-ups are indexed",
             Self::is_sender_tx_hash_indexing_enabled
         ),
@@ -427,10 +427,11 @@ impl ChainApi {
         Ok(false)
     }
 
-    /// `chain_isSenderTxHashIndexingEnabled`: false; without fee-delegated transactions a
-    /// sender transaction hash is the transaction hash, and no index of them is kept.
+    /// `chain_isSenderTxHashIndexingEnabled`: true; the index of sender transaction hashes is
+    /// always kept (DECISIONS.md), where the reference keeps it only with
+    /// `--sendertxhashindexing`.
     fn is_sender_tx_hash_indexing_enabled(&self, _: &Call, _: &Params) -> Result<bool> {
-        Ok(false)
+        Ok(true)
     }
 
     /// `chain_forkStatus(block)`: the forks active at a block of the chain (the same at
