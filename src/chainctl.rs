@@ -1064,6 +1064,59 @@ mod tests {
     }
 
     #[test]
+    fn the_fee_payers_passphrase_is_never_an_argument() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let no_stdin = |_: &ParamSpec| -> Result<Zeroizing<String>, Failure> {
+            panic!("standard input read without a -")
+        };
+        let tx = r#"{"typeInt":9,"from":"0x1","feePayer":"0x2"}"#;
+        for name in [
+            "personal_sendTransactionAsFeePayer",
+            "personal_signTransactionAsFeePayer",
+        ] {
+            let m = spec::find(name).unwrap();
+            assert_eq!(
+                assemble_args(m, &a(&[tx]), no_stdin).unwrap(),
+                vec![json!({"typeInt": 9, "from": "0x1", "feePayer": "0x2"})]
+            );
+            let e = assemble_args(m, &a(&[tx, "hunter2"]), no_stdin).unwrap_err();
+            assert_eq!(e.code, 2);
+            assert_eq!(
+                e.message,
+                format!(
+                    "error: too many arguments: {name} takes <args>; its passphrase parameters \
+(passphrase) are never taken from the command line: give --password-file FILE, or run on a \
+terminal to be prompted"
+                )
+            );
+            let (module, method) = name.split_once('_').unwrap();
+            let mut help = command()
+                .find_subcommand_mut(module)
+                .unwrap()
+                .find_subcommand_mut(method)
+                .unwrap()
+                .render_help()
+                .to_string();
+            help.retain(|c| c != '\n');
+            assert!(
+                help.contains(&format!(
+                    "Usage: chainctl {module} {method} [OPTIONS] <args>"
+                )),
+                "{help}"
+            );
+        }
+        // The unlocked-account twins take the object alone, and pass more arguments on.
+        let m = spec::find("chain_sendTransactionAsFeePayer").unwrap();
+        assert_eq!(
+            assemble_args(m, &a(&[tx, "1"]), no_stdin).unwrap(),
+            vec![
+                json!({"typeInt": 9, "from": "0x1", "feePayer": "0x2"}),
+                json!(1)
+            ]
+        );
+    }
+
+    #[test]
     fn key_data_dash_is_read_as_a_secret() {
         let import = spec::find("personal_importRawKey").unwrap();
         let mut reads = 0;

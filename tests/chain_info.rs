@@ -160,7 +160,7 @@ fn node_and_chain_facts() {
     assert_eq!(ok(call("chain_isParallelDBWrite", json!([]))), json!(false));
     assert_eq!(
         ok(call("chain_isSenderTxHashIndexingEnabled", json!(["abcd"]))),
-        json!(false)
+        json!(true)
     );
     // The dev account is the validator: the rewardbase of what it seals.
     let dev = dev_account(&node);
@@ -211,7 +211,7 @@ fn node_and_chain_facts() {
             "SyncMode": "full",
             "NoPruning": true,
             "WorkerDisable": false,
-            "SenderTxHashIndexing": false,
+            "SenderTxHashIndexing": true,
             "ParallelDBWrite": false,
             "TrieNodeCacheConfig": {
                 "CacheType": "LocalCache",

@@ -1617,3 +1617,300 @@ number, e.g. \"0x5208\"; the value given does not fit (it is not a quoted string
         "{r:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Fee delegation and local anchoring, as an operator runs them
+
+/// One vector of caver-js (`tests/oracle/caver/vectors.json`), by name, and the keys' table.
+fn caver_vector(name: &str) -> (Value, Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/oracle/caver/vectors.json"
+    );
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = all["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == name)
+        .unwrap_or_else(|| panic!("no vector {name}"))
+        .clone();
+    (v, all["keys"].clone())
+}
+
+/// Polls `chain getTransactionReceiptBySenderTxHash HASH` (at most 10 s) until the
+/// transaction is sealed; its receipt.
+fn wait_sender_receipt(n: &Node, hash: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = ok(&[
+            "--endpoint",
+            ipc(n),
+            "chain",
+            "getTransactionReceiptBySenderTxHash",
+            hash,
+        ]);
+        if !r.is_null() {
+            return r;
+        }
+        assert!(Instant::now() < deadline, "{hash} was not sealed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The sender signs a fee-delegated value transfer (typeInt 9) with its key file, the fee
+/// payer signs it beside the sender's signature with its own and sends it, and the sender finds
+/// it by its sender transaction hash: the bytes and hashes are caver-js's (the transaction
+/// "FeeDelegatedValueTransfer, chain 1000, nonce 0", keys K1 and K2), the fee payer pays
+/// 31,000 gas (the reference's 21,000 and 10,000 for fee delegation), and the fee payer's
+/// passphrase comes from its password file only, as every personal_ passphrase: left out
+/// without a terminal, typed among the arguments or written in `call`'s params, nothing is sent.
+#[test]
+fn fee_delegation_through_the_method_commands_and_the_console() {
+    let (v, keys) = caver_vector("FeeDelegatedValueTransfer, chain 1000, nonce 0");
+    let sender = keys["K1"]["address"].as_str().unwrap();
+    let payer = keys["K2"]["address"].as_str().unwrap();
+    let n = dev_node(&[]);
+    let e = ipc(&n);
+    let dir = tempfile::tempdir().unwrap();
+    let spw = write(dir.path(), "sender", "sender's secret\n");
+    let ppw = write(dir.path(), "payer", "payer's secret\n");
+    let empty = write(dir.path(), "empty", "\n");
+    for (key, pw, addr) in [("K1", &spw, sender), ("K2", &ppw, payer)] {
+        let data = keys[key]["privateKey"].as_str().unwrap();
+        let r = ctl_stdin(
+            &[
+                "--endpoint",
+                e,
+                "personal",
+                "importRawKey",
+                "-",
+                "--password-file",
+                pw,
+            ],
+            Some(data.trim_start_matches("0x")),
+        );
+        assert_eq!(
+            (r.code, r.stdout.trim()),
+            (0, &*format!("\"{addr}\"")),
+            "{r:?}"
+        );
+    }
+    // The sender gets the 1 peb it sends, the fee payer 1 KLAY for the fee.
+    let dev = common::dev_account(&n);
+    for (to, value) in [(sender, "0x1"), (payer, "0xde0b6b3a7640000")] {
+        let args = json!({"from": dev, "to": to, "value": value}).to_string();
+        let h = ok(&[
+            "--endpoint",
+            e,
+            "personal",
+            "sendValueTransfer",
+            &args,
+            "--password-file",
+            &empty,
+        ]);
+        common::wait_receipt(n.http.as_ref().unwrap(), &h);
+    }
+
+    // The sender signs as the sender only: its signature is caver's.
+    let mut tx = v["inputs"].clone();
+    tx["typeInt"] = json!(9);
+    let signed = ok(&[
+        "--endpoint",
+        e,
+        "personal",
+        "signTransaction",
+        &tx.to_string(),
+        "--password-file",
+        &spw,
+    ]);
+    let [sv, sr, ss] = [0, 1, 2].map(|i| v["signatures"][0][i].as_str().unwrap());
+    assert_eq!(
+        signed["tx"]["signatures"],
+        json!([{"V": format!("{:#x}", u64::from_str_radix(&sv[2..], 16).unwrap()), "R": sr, "S": ss}]),
+        "{signed}"
+    );
+    assert_eq!(signed["tx"]["feePayerSignatures"], json!([]), "{signed}");
+    tx["signatures"] = signed["tx"]["signatures"].clone();
+    let tx = tx.to_string();
+    let pending = || ok(&["--endpoint", e, "txpool", "status"]);
+    let idle = json!({"pending": "0x0", "queued": "0x0"});
+    assert_eq!(pending(), idle);
+
+    // The fee payer's passphrase: never an argument, never taken without a file or terminal.
+    let r = fails(
+        &[
+            "--endpoint",
+            e,
+            "personal",
+            "sendTransactionAsFeePayer",
+            &tx,
+        ],
+        2,
+    );
+    assert_eq!(
+        r.stderr,
+        "error: personal_sendTransactionAsFeePayer needs a passphrase: give --password-file \
+FILE, or run on a terminal to be prompted\n"
+    );
+    let r = fails(
+        &[
+            "--endpoint",
+            e,
+            "personal",
+            "sendTransactionAsFeePayer",
+            &tx,
+            "payer's secret",
+        ],
+        2,
+    );
+    assert!(
+        r.stderr.starts_with(
+            "error: too many arguments: personal_sendTransactionAsFeePayer takes <args>;"
+        ) && !r.stderr.contains("payer's secret"),
+        "{r:?}"
+    );
+    let written = format!("[{tx}, \"payer's secret\"]");
+    let r = fails(
+        &[
+            "--endpoint",
+            e,
+            "call",
+            "personal_sendTransactionAsFeePayer",
+            &written,
+        ],
+        2,
+    );
+    assert!(
+        r.stderr.starts_with(
+            "error: personal_sendTransactionAsFeePayer: the passphrase parameter is a secret"
+        ) && !r.stderr.contains("payer's secret"),
+        "{r:?}"
+    );
+    // The sender's passphrase does not open the fee payer's key.
+    let r = fails(
+        &[
+            "--endpoint",
+            e,
+            "personal",
+            "sendTransactionAsFeePayer",
+            &tx,
+            "--password-file",
+            &spw,
+        ],
+        1,
+    );
+    assert_eq!(
+        r.stderr,
+        "error -32000: could not decrypt key with given passphrase\n"
+    );
+    assert_eq!(pending(), idle, "nothing was sent");
+
+    // Signed by the fee payer through the console's line, without sending: caver's bytes.
+    let line = format!("personal.signTransactionAsFeePayer({tx})");
+    let both = ok(&["--endpoint", e, "exec", &line, "--password-file", &ppw]);
+    assert_eq!(both["raw"], v["raw"], "{both}");
+    assert_eq!(both["tx"]["hash"], v["txHash"], "{both}");
+    assert_eq!(pending(), idle, "signing sends nothing");
+
+    // Sent by the fee payer: caver's hash; the sender finds it by its sender hash once sealed.
+    let h = ok(&[
+        "--endpoint",
+        e,
+        "personal",
+        "sendTransactionAsFeePayer",
+        &tx,
+        "--password-file",
+        &ppw,
+    ]);
+    assert_eq!(h, v["txHash"]);
+    let sender_hash = v["senderTxHash"].as_str().unwrap();
+    let receipt = wait_sender_receipt(&n, sender_hash);
+    assert_eq!(receipt["status"], json!("0x1"), "{receipt}");
+    assert_eq!(receipt["transactionHash"], v["txHash"], "{receipt}");
+    assert_eq!(receipt["gasUsed"], json!("0x7918"), "{receipt}");
+    let found = ok(&[
+        "--endpoint",
+        e,
+        "chain",
+        "getTransactionBySenderTxHash",
+        sender_hash,
+    ]);
+    assert_eq!(found["hash"], v["txHash"], "{found}");
+    assert_eq!(found["senderTxHash"], json!(sender_hash), "{found}");
+    assert_eq!(found["feePayer"], json!(payer), "{found}");
+    assert_eq!(
+        found["type"],
+        json!("TxTypeFeeDelegatedValueTransfer"),
+        "{found}"
+    );
+    // The sender paid its value only; the fee payer 31,000 gas at 25 ston.
+    let balance = |a: &str| ok(&["--endpoint", e, "chain", "getBalance", a]);
+    assert_eq!(balance(sender), json!("0x0"));
+    assert_eq!(
+        balance(payer),
+        json!(format!("{:#x}", 10u128.pow(18) - 31_000 * common::PRICE))
+    );
+    // A hash nobody sent: null, not an error.
+    let none = format!("0x{}", "ab".repeat(32));
+    assert_eq!(
+        ok(&[
+            "--endpoint",
+            e,
+            "chain",
+            "getTransactionBySenderTxHash",
+            &none
+        ]),
+        Value::Null
+    );
+}
+
+/// Chain-data anchoring (typeInt 72) sent by the node's own users is refused with the
+/// reference's text, nothing entering the pool, unless `--txpool.allow-local-anchortx` is
+/// given, here in a configuration file's ADDITIONAL; then it is sealed.
+#[test]
+fn local_anchoring_needs_the_pool_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = write(dir.path(), "empty", "\n");
+    let anchor = |n: &Node| -> Run {
+        let args = json!({"typeInt": 72, "from": common::dev_account(n), "input": "0x01"});
+        let signed = ok(&[
+            "--endpoint",
+            ipc(n),
+            "personal",
+            "signTransaction",
+            &args.to_string(),
+            "--password-file",
+            &empty,
+        ]);
+        let raw = signed["raw"].as_str().unwrap();
+        ctl(&["--endpoint", ipc(n), "chain", "sendRawTransaction", raw])
+    };
+    let n = dev_node(&[]);
+    let r = anchor(&n);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (
+            1,
+            "error -32000: locally anchoring chaindata tx is not allowed in this node\n"
+        ),
+        "{r:?}"
+    );
+    assert_eq!(
+        ok(&["--endpoint", ipc(&n), "txpool", "status"]),
+        json!({"pending": "0x0", "queued": "0x0"})
+    );
+
+    let conf = write(
+        dir.path(),
+        "chaind.conf",
+        "ADDITIONAL=\"--txpool.allow-local-anchortx\"\n",
+    );
+    let n = dev_node(&["--config", &conf]);
+    let r = anchor(&n);
+    assert_eq!(r.code, 0, "{r:?}");
+    let h: Value = serde_json::from_str(&r.stdout).unwrap();
+    let receipt = common::wait_receipt(n.http.as_ref().unwrap(), &h);
+    assert_eq!(receipt["status"], json!("0x1"), "{receipt}");
+    assert_eq!(receipt["typeInt"], json!(72), "{receipt}");
+}

@@ -199,7 +199,7 @@ impl Namespace for ChainApi {
         method!(
             "chain_isSenderTxHashIndexingEnabled",
             [],
-            "Whether transactions are indexed by sender transaction hash (false)",
+            "Whether transactions are indexed by sender transaction hash (true: the index is always kept)",
             "bool: whether senderTxHash look-ups are indexed",
             Self::is_sender_tx_hash_indexing_enabled
         ),
@@ -241,28 +241,28 @@ impl Namespace for ChainApi {
         method!(
             "chain_sendTransactionAsFeePayer",
             [p("args", K::Object)],
-            "Sign a fee-delegated transaction as its fee payer (unlocked) beside the sender's signatures and submit it; its hash",
+            "Sign a fee-delegated transaction (typeInt 9, 10, 17, 18, 33, 34, 41, 42, 49, 50, 57, 58, 73, 74) as its feePayer, an unlocked account, beside the sender's signatures, and submit it; typeInt, nonce, gas, gasPrice and signatures must be given; its hash",
             "string: the transaction hash",
             Self::send_transaction_as_fee_payer
         ),
         method!(
             "chain_signTransactionAsFeePayer",
             [p("args", K::Object)],
-            "Sign a fee-delegated transaction as its fee payer (unlocked) without sending it: {raw, tx}",
+            "Sign a fee-delegated transaction as its feePayer, an unlocked account, beside the sender's signatures if given, without sending it (nonce, gas and gasPrice filled in when left out): {raw, tx}",
             "object: raw (0x-hex) and tx",
             Self::sign_transaction_as_fee_payer
         ),
         method!(
             "chain_getTransactionBySenderTxHash",
             [p("hash", K::Hash)],
-            "A transaction by its sender transaction hash (the hash without the fee payer's part), or null",
+            "A sealed transaction by its senderTxHash (the hash of what the sender signed, without the fee payer's part; the transaction hash for a type that is not fee-delegated), or null",
             "object: the transaction, or null",
             Self::get_transaction_by_sender_tx_hash
         ),
         method!(
             "chain_getTransactionReceiptBySenderTxHash",
             [p("hash", K::Hash)],
-            "A receipt by its transaction's sender transaction hash, or null",
+            "The receipt of a sealed transaction by its senderTxHash (as chain_getTransactionBySenderTxHash finds it), or null",
             "object: the receipt, or null",
             Self::get_transaction_receipt_by_sender_tx_hash
         ),
@@ -427,10 +427,11 @@ impl ChainApi {
         Ok(false)
     }
 
-    /// `chain_isSenderTxHashIndexingEnabled`: false; without fee-delegated transactions a
-    /// sender transaction hash is the transaction hash, and no index of them is kept.
+    /// `chain_isSenderTxHashIndexingEnabled`: true; the index of sender transaction hashes is
+    /// always kept (DECISIONS.md), where the reference keeps it only with
+    /// `--sendertxhashindexing`.
     fn is_sender_tx_hash_indexing_enabled(&self, _: &Call, _: &Params) -> Result<bool> {
-        Ok(false)
+        Ok(true)
     }
 
     /// `chain_forkStatus(block)`: the forks active at a block of the chain (the same at

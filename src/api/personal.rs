@@ -136,14 +136,14 @@ impl Namespace for PersonalApi {
         method!(
             "personal_sendTransactionAsFeePayer",
             [p("args", K::Object), p("passphrase", K::Passphrase)],
-            "Sign a fee-delegated transaction as its fee payer with the fee payer's key file and submit it; its hash",
+            "Sign a fee-delegated transaction (typeInt 9, 10, 17, 18, 33, 34, 41, 42, 49, 50, 57, 58, 73, 74) as its feePayer with that account's key file, beside the sender's signatures, and submit it; typeInt, nonce, gas, gasPrice and signatures must be given; its hash",
             "string: the transaction hash",
             Self::send_transaction_as_fee_payer
         ),
         method!(
             "personal_signTransactionAsFeePayer",
             [p("args", K::Object), p("passphrase", K::Passphrase)],
-            "Sign a fee-delegated transaction as its fee payer with the fee payer's key file without sending it: {raw, tx}",
+            "Sign a fee-delegated transaction as its feePayer with that account's key file, beside the sender's signatures if given, without sending it (nonce, gas and gasPrice filled in when left out): {raw, tx}",
             "object: raw (0x-hex) and tx",
             Self::sign_transaction_as_fee_payer
         ),

@@ -201,4 +201,36 @@ mod tests {
         let (_, c) = candidates(crate::api::spec::methods(), "personal.unl", 12);
         assert_eq!(c, vec!["personal.unlockAccount"]);
     }
+
+    #[test]
+    fn the_fee_delegation_methods_complete() {
+        let complete = |word: &str| candidates(crate::api::spec::methods(), word, word.len()).1;
+        assert_eq!(
+            complete("personal.signTransaction"),
+            [
+                "personal.signTransaction",
+                "personal.signTransactionAsFeePayer"
+            ]
+        );
+        assert_eq!(
+            complete("personal.sendTransactionA"),
+            ["personal.sendTransactionAsFeePayer"]
+        );
+        assert_eq!(
+            complete("chain.sendTransactionA"),
+            ["chain.sendTransactionAsFeePayer"]
+        );
+        assert_eq!(
+            complete("chain.signTransactionA"),
+            ["chain.signTransactionAsFeePayer"]
+        );
+        assert_eq!(
+            complete("chain.getTransactionBySe"),
+            ["chain.getTransactionBySenderTxHash"]
+        );
+        assert_eq!(
+            complete("chain.getTransactionReceiptB"),
+            ["chain.getTransactionReceiptBySenderTxHash"]
+        );
+    }
 }

@@ -134,6 +134,63 @@ mod tests {
     }
 
     #[test]
+    fn the_fee_payer_methods_take_a_passphrase_as_the_other_personal_ones() {
+        for name in [
+            "personal.sendTransactionAsFeePayer",
+            "personal.signTransactionAsFeePayer",
+        ] {
+            let text = help(Some(name), &[]).unwrap();
+            assert!(
+                text.starts_with(&format!("{name}(args, passphrase)   (JSON-RPC ")),
+                "{text}"
+            );
+            assert!(
+                text.contains(
+                    "\nParameters:\n  args: a JSON object\n  passphrase: a passphrase (a secret: \
+null or left out, it is prompted for)\nReturns: "
+                ),
+                "{text}"
+            );
+        }
+        for (name, returns) in [
+            (
+                "chain.sendTransactionAsFeePayer",
+                "string: the transaction hash",
+            ),
+            (
+                "chain.signTransactionAsFeePayer",
+                "object: raw (0x-hex) and tx",
+            ),
+        ] {
+            let text = help(Some(name), &[]).unwrap();
+            assert!(
+                text.starts_with(&format!("{name}(args)   (JSON-RPC ")),
+                "{text}"
+            );
+            assert!(text.ends_with(&format!("\nReturns: {returns}")), "{text}");
+        }
+        for name in [
+            "chain.getTransactionBySenderTxHash",
+            "chain.getTransactionReceiptBySenderTxHash",
+        ] {
+            let text = help(Some(name), &[]).unwrap();
+            assert!(
+                text.starts_with(&format!("{name}(hash)   (JSON-RPC ")),
+                "{text}"
+            );
+            assert!(
+                text.contains("\nParameters:\n  hash: a 32-byte hash, 0x + 64 hex digits\n"),
+                "{text}"
+            );
+        }
+        let chain = help(Some("chain"), &[]).unwrap();
+        assert!(
+            chain.contains("\n  chain.getTransactionBySenderTxHash(hash)\n"),
+            "{chain}"
+        );
+    }
+
+    #[test]
     fn a_module_lists_every_method_of_the_table() {
         let text = help(Some("personal"), &[]).unwrap();
         assert!(text.starts_with("Methods of personal (help personal.METHOD tells more):\n"));

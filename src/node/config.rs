@@ -188,6 +188,10 @@ pub struct Config {
     /// this node`), as the reference does
     #[arg(long = "txpool.allow-local-anchortx")]
     pub allow_local_anchortx: bool,
+    /// Keep the index of sender transaction hashes (accepted for compatibility: this node
+    /// always keeps it, so chain_getTransactionBySenderTxHash finds every sealed transaction)
+    #[arg(long)]
+    pub sendertxhashindexing: bool,
     /// Size of the in-memory trie-node cache in MB, 0 disables it
     #[arg(
         long = "state.trie-cache-limit",
@@ -849,6 +853,46 @@ mod tests {
         assert!(
             e.starts_with(&format!(
                 "{}:2: RPC_WRITE_TIMEOUT: invalid value '1x' for '--rpcwritetimeout <DURATION>': invalid duration \"1x\"",
+                f.display()
+            )),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn pool_and_index_switches_on_the_command_line_and_in_the_file() {
+        let c = try_parse(&[]).unwrap();
+        assert!(!c.allow_local_anchortx && !c.sendertxhashindexing);
+        let c = try_parse(&["--txpool.allow-local-anchortx", "--sendertxhashindexing"]).unwrap();
+        assert!(c.allow_local_anchortx && c.sendertxhashindexing);
+        // A switch takes no value, as every switch of the node.
+        let e = try_parse(&["--txpool.allow-local-anchortx=false"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::TooManyValues, "{e}");
+        // In a configuration file they are raw flags of ADDITIONAL, as --allow-insecure-unlock
+        // and the reference's launcher (which has no key of its own for them either).
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("chaind.conf");
+        std::fs::write(
+            &f,
+            "ADDITIONAL=\"--txpool.allow-local-anchortx --sendertxhashindexing\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config_file_args(&f).unwrap(),
+            ["--txpool.allow-local-anchortx", "--sendertxhashindexing"]
+        );
+        let argv: Vec<String> = ["chaind", "--config", f.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let c = Config::from_argv(&argv).unwrap();
+        assert!(c.allow_local_anchortx && c.sendertxhashindexing);
+        // A misspelt one is the line's error, naming it.
+        std::fs::write(&f, "# pool\nADDITIONAL=\"--txpool.allow-local-anchor\"\n").unwrap();
+        let e = config_file_args(&f).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{}:2: ADDITIONAL: unexpected argument '--txpool.allow-local-anchor' found",
                 f.display()
             )),
             "{e}"

@@ -380,7 +380,8 @@ fn node_config(
         sync_mode: "full",
         no_pruning: true,
         worker_disable: sealing_as.is_none(),
-        sender_tx_hash_indexing: false,
+        // Always kept here (chain_isSenderTxHashIndexingEnabled).
+        sender_tx_hash_indexing: true,
         parallel_db_write: false,
         trie_node_cache: TrieNodeCacheJson {
             cache_type: "LocalCache",
