@@ -311,7 +311,8 @@ pub fn encode_tx_list(txs: &[Transaction]) -> Vec<u8> {
 }
 
 /// Decodes a transaction list (a legacy transaction is one list item; a typed one, its type
-/// byte then its body list).
+/// byte then its body list; an Ethereum typed one, the envelope byte 0x78, its type byte and
+/// its body list: three items, as the reference's `TxInternalDataSerializer` reads them).
 pub fn decode_tx_list(bytes: &[u8]) -> Result<Vec<Transaction>, BlockError> {
     let mut txs = ListReader::whole(bytes)?;
     let mut transactions = Vec::new();
@@ -322,9 +323,11 @@ pub fn decode_tx_list(bytes: &[u8]) -> Result<Vec<Transaction>, BlockError> {
             first.to_vec()
         } else {
             // A type (an integer), then the body list.
-            let body = txs.raw()?;
             let mut raw = first.to_vec();
-            raw.extend_from_slice(body);
+            if first == [super::ethereum::ENVELOPE] {
+                raw.extend_from_slice(txs.raw()?);
+            }
+            raw.extend_from_slice(txs.raw()?);
             raw
         };
         let tx = Transaction::decode(&raw)
