@@ -31,7 +31,7 @@ pub enum InvalidTransaction {
     Oversized,
     #[error("invalid sender: invalid account key")]
     InvalidKey,
-    #[error("a legacy transaction must be with a legacy account key")]
+    #[error("invalid sender: a legacy transaction must be with a legacy account key")]
     LegacyKey,
     #[error("invalid transaction v, r, s values")]
     InvalidSignature,

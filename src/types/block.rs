@@ -311,7 +311,8 @@ pub fn encode_tx_list(txs: &[Transaction]) -> Vec<u8> {
 }
 
 /// Decodes a transaction list (a legacy transaction is one list item; a typed one, its type
-/// byte then its body list).
+/// byte then its body list; an Ethereum typed one, the envelope byte 0x78, its type byte and
+/// its body list: three items, as the reference's `TxInternalDataSerializer` reads them).
 pub fn decode_tx_list(bytes: &[u8]) -> Result<Vec<Transaction>, BlockError> {
     let mut txs = ListReader::whole(bytes)?;
     let mut transactions = Vec::new();
@@ -324,7 +325,7 @@ pub fn decode_tx_list(bytes: &[u8]) -> Result<Vec<Transaction>, BlockError> {
             // A type (an integer), then the body list; Ethereum's types are the envelope's
             // 0x78, Ethereum's type, then the body.
             let mut raw = first.to_vec();
-            if first == [crate::types::ethereum::ENVELOPE] {
+            if first == [super::ethereum::ENVELOPE] {
                 raw.extend_from_slice(txs.raw()?);
             }
             raw.extend_from_slice(txs.raw()?);

@@ -464,8 +464,9 @@ impl Transaction {
         }
     }
 
-    /// Decodes raw bytes; every byte must be used. Checks the signatures' ranges (reference
-    /// 3.5), not who signed.
+    /// Decodes raw bytes; every byte must be used. Checks the ranges of the sender's
+    /// signatures (reference 3.5), not who signed; a fee payer's signatures are checked when
+    /// recovered ([`Transaction::recovered_fee_payer`]), as the reference's decoder leaves them.
     pub fn decode(bytes: &[u8]) -> Result<Transaction, TxError> {
         let (&first, rest) = bytes.split_first().ok_or(RlpError::TooFew)?;
         let tx = if first >= 0xc0 {
@@ -536,23 +537,22 @@ impl Transaction {
         }
     }
 
-    /// At least one signature; 1 <= R, S < n; recovery id 0 or 1; one chain id for all, the
-    /// fee payer's included.
+    /// The sender's signatures: at least one; 1 <= R, S < n; recovery id 0 or 1; one chain id
+    /// for all. The fee payer's are not checked here, as the reference's decoder does not
+    /// (it validates the embedded `TxSignatures`, the sender's, only): they are checked when
+    /// the fee payer is recovered, so that the sender's half of a fee-delegated transaction,
+    /// with a placeholder for the fee payer's signature, decodes.
     fn check_signatures(&self) -> Result<(), TxError> {
-        let in_range = |x: &[u8; 32]| x.iter().any(|&b| b != 0) && x < &N;
         if let Transaction::Ethereum(t) = self {
             return match &t.signature {
                 Some(s) if in_range(&s.r) && in_range(&s.s) && s.v <= 1 => Ok(()),
                 _ => Err(TxError::InvalidSignature),
             };
         }
-        let mut sigs = self.signatures();
+        let sigs = self.signatures();
         let Some(first) = sigs.first().copied() else {
             return Err(TxError::InvalidSignature);
         };
-        if let Transaction::Native(t) = self {
-            sigs.extend_from_slice(&t.fee_payer_signatures);
-        }
         for s in &sigs {
             if !in_range(&s.r) || !in_range(&s.s) || s.recovery_id().is_none_or(|id| id > 1) {
                 return Err(TxError::InvalidSignature);
@@ -599,8 +599,10 @@ impl Transaction {
             .collect()
     }
 
-    /// The fee payer's signers, recovered from the fee payer's signing hash; empty unless
-    /// fee-delegated.
+    /// The fee payer's signers, recovered from the fee payer's signing hash for the chain id
+    /// of the sender's signatures; empty unless fee-delegated. A signature whose V is not
+    /// `35 + 2 x chainId` plus 0 or 1, or whose R or S is out of range, fails with
+    /// `invalid transaction v, r, s values` (the reference's `recoverPlainCommon`).
     pub fn recovered_fee_payer(&self) -> Result<Vec<Signer>, TxError> {
         let Transaction::Native(t) = self else {
             return Ok(Vec::new());
@@ -610,9 +612,16 @@ impl Transaction {
         }
         let chain_id = self.signature_chain_id().unwrap_or(0);
         let hash = t.fee_payer_sig_hash(chain_id);
+        let base = chain_id.checked_mul(2).and_then(|c| c.checked_add(35));
         t.fee_payer_signatures
             .iter()
-            .map(|s| recover(&hash, s, s.recovery_id().ok_or(TxError::InvalidSignature)?))
+            .map(|s| {
+                let id = base
+                    .and_then(|b| s.v.checked_sub(b))
+                    .filter(|id| *id <= 1)
+                    .ok_or(TxError::InvalidSignature)?;
+                recover(&hash, s, id as u8)
+            })
             .collect()
     }
 
@@ -664,11 +673,17 @@ impl Transaction {
     }
 }
 
-/// Recovers the signer of `hash` from `s` with recovery id `id`; a high S is refused.
+/// 1 <= x < n.
+fn in_range(x: &[u8; 32]) -> bool {
+    x.iter().any(|&b| b != 0) && x < &N
+}
+
+/// Recovers the signer of `hash` from `s` with recovery id `id`; R or S out of range and a
+/// high S are refused (`invalid transaction v, r, s values`).
 fn recover(hash: &[u8; 32], s: &Signature, id: u8) -> Result<Signer, TxError> {
     static SECP: std::sync::LazyLock<secp256k1::Secp256k1<secp256k1::VerifyOnly>> =
         std::sync::LazyLock::new(secp256k1::Secp256k1::verification_only);
-    if s.s > HALF_N {
+    if !in_range(&s.r) || !in_range(&s.s) || s.s > HALF_N {
         return Err(TxError::InvalidSignature);
     }
     let mut rs = [0u8; 64];
@@ -787,6 +802,68 @@ mod tests {
         })
         .unwrap();
         assert_eq!(high_s.recovered(), Err(TxError::InvalidSignature));
+    }
+
+    /// A fee-delegated transfer signed by 0x46..46 and its fee payer 0x47..47, for chain
+    /// 1000, its fee payer's signatures changed by `f`, encoded and decoded again.
+    fn delegated_with(f: impl FnOnce(&mut Vec<Signature>)) -> Result<Transaction, TxError> {
+        let (sender, payer) = (
+            SecretKey::from_slice(&[0x46; 32]).unwrap(),
+            SecretKey::from_slice(&[0x47; 32]).unwrap(),
+        );
+        let mut n = Native::new(Base::ValueTransfer, FeeMode::Delegated, sender.address());
+        (n.gas, n.to) = (31_000, Some(Address([0x35; 20])));
+        n.fee_payer = payer.address();
+        let mut tx = Transaction::Native(n);
+        tx.sign(&sender, 1000);
+        assert!(tx.sign_as_fee_payer(&payer, 1000));
+        let Transaction::Native(mut n) = tx else {
+            unreachable!()
+        };
+        f(&mut n.fee_payer_signatures);
+        Transaction::decode(&Transaction::Native(n).encode())
+    }
+
+    /// The reference's decoder checks the sender's signatures only; a fee payer's are
+    /// checked when recovered, V against the chain id of the sender's (`recoverPlainCommon`).
+    #[test]
+    fn fee_payer_signatures_are_checked_when_recovered() {
+        let bad = Err(TxError::InvalidSignature);
+        let payers = |t: Result<Transaction, TxError>| {
+            t.unwrap()
+                .recovered_fee_payer()
+                .map(|s| s.into_iter().map(|s| s.address).collect::<Vec<_>>())
+        };
+        let payer = SecretKey::from_slice(&[0x47; 32]).unwrap().address();
+        assert_eq!(payers(delegated_with(|_| {})), Ok(vec![payer]));
+        // caver's placeholder before the fee payer signs: V 1, R = S = 0.
+        let placeholder = Signature {
+            v: 1,
+            r: [0; 32],
+            s: [0; 32],
+        };
+        assert_eq!(payers(delegated_with(|s| *s = vec![placeholder])), bad);
+        assert_eq!(payers(delegated_with(|s| s[0].r = [0; 32])), bad, "R = 0");
+        assert_eq!(payers(delegated_with(|s| s[0].s = [0; 32])), bad, "S = 0");
+        assert_eq!(payers(delegated_with(|s| s[0].r = N)), bad, "R = n");
+        assert_eq!(
+            payers(delegated_with(|s| s[0].s = [0xff; 32])),
+            bad,
+            "S > n"
+        );
+        assert_eq!(payers(delegated_with(|s| s[0].s = N)), bad, "S = n, high");
+        // V for chain 1001 (2037 + parity) while the sender's is for 1000.
+        assert_eq!(
+            payers(delegated_with(|s| s[0].v += 2)),
+            bad,
+            "another chain id"
+        );
+        assert_eq!(
+            payers(delegated_with(|s| s[0].v = 27)),
+            bad,
+            "unprotected V"
+        );
+        assert_eq!(payers(delegated_with(Vec::clear)), Ok(vec![]));
     }
 
     #[test]
