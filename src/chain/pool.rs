@@ -65,7 +65,8 @@ pub enum PoolError {
     NonceTooLow,
     #[error("nonce too high: the next nonce of the sender is {next}, and a transaction may wait at most {} nonces ahead of it", MAX_NONCE_AHEAD)]
     NonceTooHigh { next: u64 },
-    #[error("known transaction: 0x{0}")]
+    /// The hash in hex without `0x`, as the reference's `%x` prints it.
+    #[error("known transaction: {0}")]
     Known(String),
     #[error("there is another tx which has the same nonce in the tx pool")]
     SameNonce,

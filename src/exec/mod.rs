@@ -286,16 +286,28 @@ impl<S: Source> BlockExec<S> {
         I: revm::Inspector<Context<BlockEnv, TxEnv, CfgEnv, &'o mut Overlay<S>>>,
     {
         use revm::InspectEvm;
-        if matches!(self.path(tx)?, Path::Plain) || tx.fee_payer().is_some() {
+        if matches!(self.path(tx)?, Path::Plain) {
             return Ok((
                 self.run(tx, sender, plain_gas, validation_gas)?,
                 inspector,
                 false,
             ));
         }
-        self.charge_validation(tx, sender, validation_gas)?;
+        // As `run_evm`, or as `run_delegated` for a fee-delegated transaction: the fee taken
+        // up front by the ratio, the EVM charging none itself, the rest settled after.
+        let payer = tx.fee_payer();
+        let evm_validation_gas = match payer {
+            Some(payer) => {
+                buy_gas(self.overlay(), tx, sender, payer)?;
+                validation_gas + tx.delegation_gas()
+            }
+            None => {
+                self.charge_validation(tx, sender, validation_gas)?;
+                validation_gas
+            }
+        };
         let created = tx.is_create().then(|| create_address(&sender, tx.nonce()));
-        let txenv = tx_env(tx, sender, validation_gas);
+        let txenv = tx_env(tx, sender, evm_validation_gas);
         // An EVM of its own over the block's overlay: between transactions the block's EVM
         // keeps nothing that the overlay does not hold.
         let BlockExec {
@@ -305,8 +317,10 @@ impl<S: Source> BlockExec<S> {
             gas,
         } = self;
         let overlay = &mut evm.ctx.journaled_state.database;
+        let mut evm_cfg = cfg(env.chain_id);
+        evm_cfg.disable_fee_charge = payer.is_some();
         let ctx = Context::<BlockEnv, TxEnv, CfgEnv, &'o mut Overlay<S>>::new(overlay, SPEC)
-            .with_cfg(cfg(env.chain_id))
+            .with_cfg(evm_cfg)
             .with_block(block_env(env));
         let mut evm = ctx.build_mainnet_with_inspector(inspector);
         let done = evm
@@ -316,7 +330,17 @@ impl<S: Source> BlockExec<S> {
         let overlay = evm.ctx.journaled_state.database;
         let done = done?;
         overlay.commit_evm(done.state)?;
-        let outcome = outcome_of(done.result, validation_gas, created);
+        let outcome = outcome_of(done.result, evm_validation_gas, created);
+        if let Some(payer) = payer {
+            refund_gas(
+                overlay,
+                env.rewardbase,
+                tx,
+                sender,
+                payer,
+                outcome.receipt.gas_used,
+            )?;
+        }
         *gas += outcome.receipt.gas_used;
         receipts.push(outcome.receipt.clone());
         Ok((outcome, inspector, true))
@@ -397,12 +421,7 @@ impl<S: Source> BlockExec<S> {
         validation_gas: u64,
     ) -> Result<Outcome, ExecError> {
         let corrupt = |what: &str| ExecError::Refused(what.to_string());
-        let percent = tx.fee_payer_percent();
-        let price = tx.gas_price();
-        let upfront = state::mul_u64(&price, tx.gas()).ok_or_else(|| corrupt("fee overflow"))?;
-        let (by_payer, by_sender) = state::split_fee(&upfront, percent);
-        self.move_balance(&payer, &by_payer, false)?;
-        self.move_balance(&sender, &by_sender, false)?;
+        buy_gas(self.overlay(), tx, sender, payer)?;
         let outcome = match path {
             Path::Plain => {
                 let overlay = self.overlay();
@@ -416,7 +435,7 @@ impl<S: Source> BlockExec<S> {
                 }
                 overlay.put(sender, from);
                 if let Some(to) = tx.to() {
-                    self.move_balance(&to, &value, true)?;
+                    move_balance(overlay, &to, &value, true)?;
                 }
                 Outcome {
                     receipt: Receipt {
@@ -441,39 +460,16 @@ impl<S: Source> BlockExec<S> {
                 outcome_of(result, validation_gas, created)
             }
         };
-        let used = outcome.receipt.gas_used;
-        let left = state::mul_u64(&price, tx.gas().saturating_sub(used))
-            .ok_or_else(|| corrupt("fee overflow"))?;
-        let (back_to_payer, back_to_sender) = state::split_fee(&left, percent);
-        self.move_balance(&payer, &back_to_payer, true)?;
-        self.move_balance(&sender, &back_to_sender, true)?;
-        let fee = state::mul_u64(&price, used).ok_or_else(|| corrupt("fee overflow"))?;
         let rewardbase = self.env.rewardbase;
-        self.move_balance(&rewardbase, &fee, true)?;
+        refund_gas(
+            self.overlay(),
+            rewardbase,
+            tx,
+            sender,
+            payer,
+            outcome.receipt.gas_used,
+        )?;
         Ok(outcome)
-    }
-
-    /// Adds `amount` to `who`'s balance (`credit`) or takes it (a checked transaction's
-    /// funds cover it).
-    fn move_balance(
-        &mut self,
-        who: &Address,
-        amount: &U256,
-        credit: bool,
-    ) -> Result<(), ExecError> {
-        if amount.iter().all(|&b| b == 0) {
-            return Ok(());
-        }
-        let overlay = self.overlay();
-        let mut a = overlay.account(who)?.unwrap_or_default();
-        a.balance = if credit {
-            state::add(&a.balance, amount).unwrap_or(a.balance)
-        } else {
-            state::sub(&a.balance, amount)
-                .ok_or_else(|| ExecError::Refused("a checked transaction overdraws".into()))?
-        };
-        overlay.put(*who, a);
-        Ok(())
     }
 
     /// Charges the key-validation gas, which is paid apart: the EVM gets the rest of the
@@ -506,6 +502,63 @@ impl<S: Source> BlockExec<S> {
         let changes = self.overlay().take_changes();
         (changes, self.receipts, self.gas)
     }
+}
+
+/// Takes gas limit x price of a fee-delegated `tx` up front from `payer` and `sender` by the
+/// fee ratio, the fee payer's part rounded down (the reference's `buyGas`).
+fn buy_gas<S: Source>(
+    overlay: &mut Overlay<S>,
+    tx: &Transaction,
+    sender: Address,
+    payer: Address,
+) -> Result<(), ExecError> {
+    let upfront = state::mul_u64(&tx.gas_price(), tx.gas())
+        .ok_or_else(|| ExecError::Refused("fee overflow".into()))?;
+    let (by_payer, by_sender) = state::split_fee(&upfront, tx.fee_payer_percent());
+    move_balance(overlay, &payer, &by_payer, false)?;
+    move_balance(overlay, &sender, &by_sender, false)
+}
+
+/// Gives back what a fee-delegated `tx` left of its gas limit (`used` spent), split by the
+/// same ratio, and pays `rewardbase` the fee for the gas used (the reference's `refundGas`).
+fn refund_gas<S: Source>(
+    overlay: &mut Overlay<S>,
+    rewardbase: Address,
+    tx: &Transaction,
+    sender: Address,
+    payer: Address,
+    used: u64,
+) -> Result<(), ExecError> {
+    let overflow = || ExecError::Refused("fee overflow".into());
+    let price = tx.gas_price();
+    let left = state::mul_u64(&price, tx.gas().saturating_sub(used)).ok_or_else(overflow)?;
+    let (back_to_payer, back_to_sender) = state::split_fee(&left, tx.fee_payer_percent());
+    move_balance(overlay, &payer, &back_to_payer, true)?;
+    move_balance(overlay, &sender, &back_to_sender, true)?;
+    let fee = state::mul_u64(&price, used).ok_or_else(overflow)?;
+    move_balance(overlay, &rewardbase, &fee, true)
+}
+
+/// Adds `amount` to `who`'s balance (`credit`) or takes it (a checked transaction's funds
+/// cover it).
+fn move_balance<S: Source>(
+    overlay: &mut Overlay<S>,
+    who: &Address,
+    amount: &U256,
+    credit: bool,
+) -> Result<(), ExecError> {
+    if amount.iter().all(|&b| b == 0) {
+        return Ok(());
+    }
+    let mut a = overlay.account(who)?.unwrap_or_default();
+    a.balance = if credit {
+        state::add(&a.balance, amount).unwrap_or(a.balance)
+    } else {
+        state::sub(&a.balance, amount)
+            .ok_or_else(|| ExecError::Refused("a checked transaction overdraws".into()))?
+    };
+    overlay.put(*who, a);
+    Ok(())
 }
 
 /// The EVM's view of `tx` from `sender`, whose key-validation gas is paid apart.
