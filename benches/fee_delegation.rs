@@ -135,16 +135,15 @@ struct Round {
     sample: Option<String>,
 }
 
-fn transfer(
-    key: &SecretKey,
-    nonce: u64,
-    to: Address,
-    payer: Option<&SecretKey>,
-) -> Transaction {
+fn transfer(key: &SecretKey, nonce: u64, to: Address, payer: Option<&SecretKey>) -> Transaction {
     let mut tx = Transaction::of(ValueTransfer {
         nonce,
         gas_price: u256(PRICE),
-        gas: if payer.is_some() { DELEGATED_GAS } else { 21_000 },
+        gas: if payer.is_some() {
+            DELEGATED_GAS
+        } else {
+            21_000
+        },
         to,
         value: u256(1),
         from: key.address(),
@@ -321,7 +320,10 @@ fn run_round(n: &Node, addr: &str, round: &Round, total: usize) -> f64 {
             number(&v["result"]) < u128::from(*want)
         });
         if !waiting.is_empty() {
-            assert!(Instant::now() < deadline, "the round was not sealed in 120 s");
+            assert!(
+                Instant::now() < deadline,
+                "the round was not sealed in 120 s"
+            );
             std::thread::sleep(Duration::from_millis(2));
         }
     }
@@ -334,7 +336,10 @@ fn run_round(n: &Node, addr: &str, round: &Round, total: usize) -> f64 {
         sealed.as_secs_f64(),
         total as f64 / sealed.as_secs_f64()
     );
-    println!("    chaind CPU per transfer: {}", per_tx(&cpu0, &cpu1, total));
+    println!(
+        "    chaind CPU per transfer: {}",
+        per_tx(&cpu0, &cpu1, total)
+    );
     println!(
         "    client CPU per transfer: {:.0} µs",
         (me1 - me0) * 1e6 / total as f64
@@ -394,8 +399,13 @@ fn main() {
         assert!(r.get("result").is_some(), "{r}");
     }
     let dev_addr = dev.address();
-    while number(&http_call(&url, "chain_getTransactionCount", json!([hex_addr(&dev_addr), "latest"]))["result"])
-        < funded.len() as u128
+    while number(
+        &http_call(
+            &url,
+            "chain_getTransactionCount",
+            json!([hex_addr(&dev_addr), "latest"]),
+        )["result"],
+    ) < funded.len() as u128
     {
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -459,7 +469,11 @@ fn main() {
             .join(" / ")
     };
     let ratio = median(&delegated) / median(&plain);
-    println!("RESULT plain_tps={} (median {:.0})", list(&plain), median(&plain));
+    println!(
+        "RESULT plain_tps={} (median {:.0})",
+        list(&plain),
+        median(&plain)
+    );
     println!(
         "RESULT delegated_tps={} (median {:.0})",
         list(&delegated),
