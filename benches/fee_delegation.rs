@@ -295,6 +295,12 @@ fn loadavg() -> String {
 /// is sealed. Transfers/s from the first send.
 fn run_round(n: &Node, addr: &str, round: &Round, total: usize) -> f64 {
     let pid = n.child.id();
+    let head = |c: &mut Conn| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "chain_blockNumber", "params": []});
+        let v: Value = serde_json::from_str(&c.call(&body.to_string())).unwrap();
+        number(&v["result"])
+    };
+    let first_block = head(&mut Conn::new(addr));
     let (cpu0, me0) = (thread_cpu(pid), process_cpu());
     let t0 = Instant::now();
     std::thread::scope(|s| {
@@ -329,8 +335,9 @@ fn run_round(n: &Node, addr: &str, round: &Round, total: usize) -> f64 {
     }
     let sealed = t0.elapsed();
     let (cpu1, me1) = (thread_cpu(pid), process_cpu());
+    let blocks = head(&mut c) - first_block;
     println!(
-        "    accepted in {:.2} s ({:.0} tx/s), all sealed in {:.2} s: {:.0} tx/s",
+        "    accepted in {:.2} s ({:.0} tx/s), all sealed in {:.2} s: {:.0} tx/s ({blocks} blocks)",
         accepted.as_secs_f64(),
         total as f64 / accepted.as_secs_f64(),
         sealed.as_secs_f64(),
