@@ -1,5 +1,6 @@
-//! The transaction pool: checks each transaction fully (`validate::check_tx`: chain id, unit
-//! price, size, signature against the sender's account key, intrinsic gas) and keeps it as
+//! The transaction pool: checks each transaction fully (`validate::check_recovered`: chain
+//! id, unit price, size, signature against the sender's account key, intrinsic gas) and
+//! keeps it as
 //!
 //! - **pending** when its nonce is its sender's next one (counting the sender's pending
 //!   transactions) and the sender's balance, less what its earlier pending transactions cost,
@@ -17,12 +18,13 @@
 //! Limits: [`MAX_PER_SENDER`] transactions of one sender (pending and queued), [`MAX_PENDING`]
 //! pending and [`MAX_QUEUED`] queued in all (`txpool is full`, the reference's text).
 //!
-//! Signatures are recovered once, before the pool's lock is taken, and the sender kept.
+//! Signatures, the sender's and a fee payer's, are recovered before the pool's lock is taken;
+//! the sender's signers are kept.
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::state::{add, sub, Account};
-use super::validate::{check_tx, InvalidTransaction};
+use super::validate::{check_recovered, InvalidTransaction};
 use crate::crypto::Address;
 use crate::types::account_key::{AccountKey, Signer};
 use crate::types::transaction::{Transaction, TxError, U256};
@@ -302,14 +304,16 @@ impl Pool {
             .map_or(state_nonce, |v| v.next)
     }
 
-    /// Checks `tx`, whose signers were recovered beforehand (`Transaction::recovered`, outside
-    /// the pool's lock: it is the costly part), against the accounts as of the head (after
-    /// any block being written) that `account` reads, and adds it as pending or queued.
-    /// Returns its hash and whether it is pending.
+    /// Checks `tx`, whose signers and fee payer's signers were recovered beforehand
+    /// (`Transaction::recovered`, `Transaction::recovered_fee_payer`, outside the pool's
+    /// lock: it is the costly part), against the accounts as of the head (after any block
+    /// being written) that `account` reads, and adds it as pending or queued. Returns its
+    /// hash and whether it is pending.
     pub fn add(
         &mut self,
         tx: Transaction,
         signers: Result<Vec<Signer>, TxError>,
+        fee_payer_signers: Result<Vec<Signer>, TxError>,
         chain_id: u64,
         unit_price: u64,
         account: impl Fn(&Address) -> Result<Account, String>,
@@ -330,9 +334,10 @@ impl Pool {
             .and_then(|a| self.senders.get(&a))
             .and_then(|s| s.view.as_ref())
             .map(|v| v.key.clone());
-        let (checked, acct) = check_tx(
+        let (checked, acct) = check_recovered(
             &tx,
             signers.as_deref(),
+            fee_payer_signers.as_deref(),
             chain_id,
             unit_price,
             raw.len(),
@@ -514,8 +519,10 @@ mod tests {
     }
 
     fn add(pool: &mut Pool, t: Transaction, acct: &Account) -> Result<([u8; 32], bool), PoolError> {
-        let signers = t.recovered();
-        pool.add(t, signers, CHAIN, PRICE, |_| Ok(acct.clone()))
+        let (signers, fee_payer_signers) = (t.recovered(), t.recovered_fee_payer());
+        pool.add(t, signers, fee_payer_signers, CHAIN, PRICE, |_| {
+            Ok(acct.clone())
+        })
     }
 
     fn account(nonce: u64, balance: u128) -> Account {

@@ -105,6 +105,30 @@ pub fn check_tx(
     chain_id: u64,
     unit_price: u64,
     size: usize,
+    account: impl FnMut(&Address) -> Result<Account, String>,
+) -> Result<(Checked, Account), InvalidTransaction> {
+    let fee_payer_signers = tx.recovered_fee_payer();
+    check_recovered(
+        tx,
+        signers,
+        fee_payer_signers.as_deref(),
+        chain_id,
+        unit_price,
+        size,
+        account,
+    )
+}
+
+/// [`check_tx`] with the fee payer's signers recovered beforehand too
+/// (`Transaction::recovered_fee_payer`, empty unless fee-delegated): the pool recovers both
+/// before it takes its lock.
+pub fn check_recovered(
+    tx: &Transaction,
+    signers: Result<&[Signer], &TxError>,
+    fee_payer_signers: Result<&[Signer], &TxError>,
+    chain_id: u64,
+    unit_price: u64,
+    size: usize,
     mut account: impl FnMut(&Address) -> Result<Account, String>,
 ) -> Result<(Checked, Account), InvalidTransaction> {
     if tx.is_create() && tx.input().len() > MAX_INITCODE_SIZE {
@@ -177,15 +201,14 @@ pub fn check_tx(
     let cost = match tx.fee_payer() {
         None => add(&fee, &value),
         Some(payer) => {
-            let payers = tx
-                .recovered_fee_payer()
-                .map_err(|e| InvalidTransaction::FeePayer(e.to_string()))?;
+            let payers =
+                fee_payer_signers.map_err(|e| InvalidTransaction::FeePayer(e.to_string()))?;
             let payer_acct = if payer == sender {
                 acct.clone()
             } else {
                 account(&payer).map_err(InvalidTransaction::Key)?
             };
-            if !payer_acct.key.validates(Role::FeePayer, payer, &payers) {
+            if !payer_acct.key.validates(Role::FeePayer, payer, payers) {
                 return Err(InvalidTransaction::FeePayer("invalid account key".into()));
             }
             fee_payer_gas = payer_acct.key.validation_gas(Role::FeePayer, payers.len());
