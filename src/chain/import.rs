@@ -24,7 +24,7 @@ use super::db::{BlockWrite, Hash};
 use super::run::{state_source, BlockRun};
 use super::seal_batch;
 use super::state::State;
-use super::validate::check_tx;
+use super::validate::check_recovered;
 use super::{Chain, DbNodes, Head};
 use crate::crypto::{keccak256, recover_address, Address};
 use crate::exec::Env;
@@ -71,6 +71,9 @@ struct Recovered {
     /// The seals made ready for the batch check before storing, when they are left to it.
     seal_terms: Option<seal_batch::Prepared>,
     signers: Vec<Result<Vec<Signer>, TxError>>,
+    /// Each transaction's fee payer's signers (none unless fee-delegated), recovered here
+    /// too, on every core.
+    fee_payer_signers: Vec<Result<Vec<Signer>, TxError>>,
 }
 
 fn recover_seal(hash: &[u8; 32], sig: &[u8]) -> Result<Address, String> {
@@ -210,6 +213,11 @@ fn recover(block: &Block, index: usize, seals: Seals<'_>) -> (Recovered, Option<
             .transactions
             .iter()
             .map(Transaction::recovered)
+            .collect(),
+        fee_payer_signers: block
+            .transactions
+            .iter()
+            .map(Transaction::recovered_fee_payer)
             .collect(),
     };
     (rec, list)
@@ -839,17 +847,19 @@ impl Chain {
                 .or_else(|| self.db.hash_at(n).ok().flatten())
         });
         let mut run = BlockRun::new(env, source);
-        for (i, ((tx, signers), raw)) in block
+        for (i, (((tx, signers), payers), raw)) in block
             .transactions
             .iter()
             .zip(&rec.signers)
+            .zip(&rec.fee_payer_signers)
             .zip(encodings)
             .enumerate()
         {
             let tx_err = |why: String| bad(format!("transaction {i}: {why}"));
-            let (checked, _) = check_tx(
+            let (checked, _) = check_recovered(
                 tx,
                 signers.as_deref(),
+                payers.as_deref(),
                 self.chain_id(),
                 self.unit_price(),
                 raw.len(),
