@@ -647,6 +647,11 @@ fn a_cancel_replaces_the_pending_transaction_of_its_nonce() {
         }
         let line = inspect["pending"][&s][nonce.to_string()].as_str().unwrap();
         assert!(line.contains(" gas × "), "{line}");
+        assert!(line.ends_with(" peb"), "{line}");
+        // The reference words every transaction without a recipient as a creation.
+        if matches!(t, 32..=34 | 56..=58 | 72..=74) {
+            assert!(line.starts_with("contract creation: 0 peb + "), "{line}");
+        }
     }
     assert_eq!(content["queued"], json!({}));
     // A pending fee-delegated transaction is found by its hash, not yet by its sender hash.

@@ -13,7 +13,7 @@ use crate::chain::Chain;
 use crate::method;
 use crate::rpc::{Call, Params};
 use crate::types::json::{Location, TransactionJson};
-use crate::types::transaction::{Base, Transaction};
+use crate::types::transaction::Transaction;
 
 /// The `txpool` namespace.
 pub struct TxpoolApi {
@@ -108,32 +108,60 @@ impl TxpoolApi {
         self.by_account(|tx, sender| TransactionJson::new(tx, sender, Location::PENDING))
     }
 
-    /// `txpool_inspect`: `<to>: <value> wei + <gas> gas × <gasPrice> wei`.
+    /// `txpool_inspect`: `<to>: <value> peb + <gas> gas × <gasPrice> peb`, the recipient
+    /// checksummed, `contract creation` for every transaction without one (the reference's
+    /// words, whatever the type).
     fn inspect(&self, _: &Call, _: &Params) -> Result<ByAccount<String>> {
         self.by_account(|tx, _| {
-            let (to, value, gas, price) = (
-                tx.to().map(|a| format!("0x{}", hex::encode(a.0))),
-                tx.value(),
-                tx.gas(),
-                tx.gas_price(),
-            );
-            let none = match tx.base() {
-                Some(Base::AccountUpdate) => "account update",
-                Some(Base::Cancel) => "cancel",
-                Some(Base::ChainDataAnchoring) => "chain data anchoring",
-                _ => "contract creation",
-            };
             let decimal = |v: &[u8; 32]| {
                 u128::from_str_radix(quantity(v).trim_start_matches("0x"), 16)
                     .map_or_else(|_| quantity(v), |n| n.to_string())
             };
             format!(
-                "{}: {} wei + {} gas × {} wei",
-                to.unwrap_or_else(|| none.into()),
-                decimal(&value),
-                gas,
-                decimal(&price)
+                "{}: {} peb + {} gas × {} peb",
+                tx.to()
+                    .map_or_else(|| "contract creation".to_string(), |a| checksummed(&a)),
+                decimal(&tx.value()),
+                tx.gas(),
+                decimal(&tx.gas_price())
             )
         })
+    }
+}
+
+/// An address in EIP-55's mixed case (Go's `common.Address.Hex()`).
+fn checksummed(a: &crate::crypto::Address) -> String {
+    let lower = hex::encode(a.0);
+    let hash = crate::crypto::keccak256(lower.as_bytes());
+    let mixed: String = lower
+        .chars()
+        .enumerate()
+        .map(|(i, c)| {
+            let nibble = (hash[i / 2] >> if i % 2 == 0 { 4 } else { 0 }) & 0x0f;
+            if c.is_ascii_alphabetic() && nibble >= 8 {
+                c.to_ascii_uppercase()
+            } else {
+                c
+            }
+        })
+        .collect();
+    format!("0x{mixed}")
+}
+
+#[cfg(test)]
+mod tests {
+    /// EIP-55's own examples.
+    #[test]
+    fn addresses_in_mixed_case() {
+        for want in [
+            "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+            "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+            "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+            "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
+        ] {
+            let mut a = [0u8; 20];
+            hex::decode_to_slice(&want[2..].to_lowercase(), &mut a).unwrap();
+            assert_eq!(super::checksummed(&crate::crypto::Address(a)), want);
+        }
     }
 }
