@@ -160,7 +160,7 @@ mod tests {
             "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
         ] {
             let mut a = [0u8; 20];
-            hex::decode_to_slice(&want[2..].to_lowercase(), &mut a).unwrap();
+            hex::decode_to_slice(want[2..].to_lowercase(), &mut a).unwrap();
             assert_eq!(super::checksummed(&crate::crypto::Address(a)), want);
         }
     }
