@@ -22,6 +22,7 @@ pub mod rpc;
 pub mod spec;
 pub mod trace;
 pub mod txargs;
+mod txmembers;
 pub mod txpool;
 pub mod web3;
 

@@ -7,15 +7,17 @@
 
 use serde_json::{Map, Value};
 
-use super::error::{AccountError, Error, Result};
-use super::goparams::Member;
+use super::error::{AccountError, Result};
+use super::txmembers::{
+    access_list, address, arg0, bytes, code_format, fee_ratio, human_readable, member, signatures,
+};
+pub use super::txmembers::{quantity, quantity_u64};
 use crate::chain::Chain;
 use crate::crypto::{Address, SecretKey};
-use crate::rpc::RpcError;
 use crate::types::account_key::{AccountKey, Role};
 use crate::types::native::{split_code, type_name as native_type_name};
 use crate::types::transaction::{
-    AccessTuple, Base, Ethereum, FeeMode, Legacy, Native, Signature, Transaction, U256,
+    Base, Ethereum, FeeMode, Legacy, Native, Signature, Transaction, U256,
 };
 
 /// Transaction types the send and sign methods build.
@@ -26,53 +28,6 @@ pub const TYPE_SMART_CONTRACT_DEPLOY: u64 = 40;
 pub const TYPE_SMART_CONTRACT_EXECUTION: u64 = 48;
 pub const TYPE_ETHEREUM_ACCESS_LIST: u64 = 0x7801;
 pub const TYPE_ETHEREUM_DYNAMIC_FEE: u64 = 0x7802;
-
-fn invalid(msg: impl Into<String>) -> Error {
-    Error::Rpc(RpcError::invalid_params(msg.into()))
-}
-
-/// A member of the reference's `SendTxArgs`, decoded with Go's texts.
-fn member(name: &str) -> Member<'_> {
-    Member {
-        strukt: "SendTxArgs",
-        name,
-    }
-}
-
-fn arg0(m: String) -> Error {
-    invalid(format!("invalid argument 0: {m}"))
-}
-
-/// A 0x-hex quantity of at most 256 bits (`*hexutil.Big`), or Go's error naming `field`.
-pub fn quantity(field: &str, v: &Value) -> Result<U256> {
-    member(field).big(v).map_err(arg0)
-}
-
-/// A 0x-hex quantity of at most 64 bits (`hexutil.Uint64`).
-pub fn quantity_u64(field: &str, v: &Value) -> Result<u64> {
-    member(field).uint64(v).map_err(arg0)
-}
-
-fn address(field: &str, v: &Value) -> Result<Address> {
-    member(field).address(v).map_err(arg0)
-}
-
-fn bytes(field: &str, v: &Value) -> Result<Vec<u8>> {
-    member(field).bytes(v).map_err(arg0)
-}
-
-/// `codeFormat`: a JSON number of at most a byte (`params.CodeFormat`).
-fn code_format(v: &Value) -> Result<u8> {
-    member("codeFormat")
-        .integer(v, "params.CodeFormat", u8::MAX.into())
-        .map(|n| n as u8)
-        .map_err(arg0)
-}
-
-/// `humanReadable`: a JSON boolean.
-fn human_readable(v: &Value) -> Result<bool> {
-    member("humanReadable").boolean(v).map_err(arg0)
-}
 
 /// Every transaction type the reference defines (`types.TxType`); any other `typeInt` is its
 /// `undefined tx type`.
@@ -180,117 +135,6 @@ fn type_name(type_int: u64) -> &'static str {
         TYPE_ETHEREUM_DYNAMIC_FEE => "TxTypeEthereumDynamicFee",
         t => u8::try_from(t).map_or("UndefinedTxType", native_type_name),
     }
-}
-
-/// `feeRatio`: a JSON number of at most a byte (`types.FeeRatio`).
-fn fee_ratio(v: &Value) -> Result<u8> {
-    member("feeRatio")
-        .integer(v, "types.FeeRatio", u8::MAX.into())
-        .map(|n| n as u8)
-        .map_err(arg0)
-}
-
-/// `accessList`: `[{"address", "storageKeys"}]` (`types.AccessList`).
-fn access_list(v: &Value) -> Result<Vec<AccessTuple>> {
-    let bad = |what: &str| {
-        arg0(super::goparams::field_error(
-            "SendTxArgs",
-            "accessList",
-            what,
-            "types.AccessList",
-        ))
-    };
-    let Value::Array(items) = v else {
-        return Err(bad(crate::rpc::json_type(v)));
-    };
-    let mut out = Vec::new();
-    for item in items {
-        let Value::Object(o) = item else {
-            return Err(bad(crate::rpc::json_type(item)));
-        };
-        let get = |k: &str| {
-            o.iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(k))
-                .map(|(_, v)| v)
-        };
-        let address = match get("address") {
-            Some(a) => Member {
-                strukt: "AccessTuple",
-                name: "address",
-            }
-            .address(a)
-            .map_err(arg0)?,
-            None => Address([0; 20]),
-        };
-        let mut storage_keys = Vec::new();
-        match get("storageKeys") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(keys)) => {
-                for k in keys {
-                    let h: [u8; 32] = super::goparams::fixed_value(
-                        k,
-                        "Go struct field AccessTuple.storageKeys of type common.Hash",
-                        "common.Hash",
-                    )
-                    .map_err(arg0)?;
-                    storage_keys.push(h);
-                }
-            }
-            Some(other) => return Err(bad(crate::rpc::json_type(other))),
-        }
-        out.push(AccessTuple {
-            address,
-            storage_keys,
-        });
-    }
-    Ok(out)
-}
-
-/// `signatures`: `[{"V", "R", "S"}]` (`types.TxSignaturesJSON`), keys in any case.
-fn signatures(v: &Value) -> Result<Vec<Signature>> {
-    let ty = "types.TxSignaturesJSON";
-    let bad = |what: &str| {
-        arg0(super::goparams::field_error(
-            "SendTxArgs",
-            "signatures",
-            what,
-            ty,
-        ))
-    };
-    let Value::Array(items) = v else {
-        return Err(bad(crate::rpc::json_type(v)));
-    };
-    let mut out = Vec::new();
-    for item in items {
-        let Value::Object(o) = item else {
-            return Err(bad(crate::rpc::json_type(item)));
-        };
-        let get = |k: &str| {
-            let v = o
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(k))
-                .map(|(_, v)| v);
-            match v {
-                Some(v) if !v.is_null() => Member {
-                    strukt: "TxSignatureJSON",
-                    name: k,
-                }
-                .big(v)
-                .map_err(arg0),
-                _ => Ok([0; 32]),
-            }
-        };
-        let v = get("V")?;
-        if v[..24].iter().any(|&b| b != 0) {
-            return Err(arg0("V out of range".into()));
-        }
-        out.push(Signature {
-            v: u64::from_be_bytes(v[24..].try_into().expect("8 bytes")),
-            r: get("R")?,
-            s: get("S")?,
-        });
-    }
-    Ok(out)
 }
 
 /// A transaction object as given: each member present (JSON `null` counts as absent).
