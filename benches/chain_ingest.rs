@@ -17,13 +17,14 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/conn.rs"]
+mod conn;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use chain_node::crypto::{Address, SecretKey};
 use common::{http_call, Node};
+use conn::Conn;
 use serde_json::{json, Value};
 
 const SENDERS: usize = 8;
@@ -31,43 +32,6 @@ const PRICE: u128 = 25_000_000_000;
 
 fn transfer(key: &SecretKey, nonce: u64, to: Address, value: u128) -> String {
     common::raw_transfer(key, nonce, to, value, PRICE, 1000)
-}
-
-/// One keep-alive connection: sends a JSON-RPC body, returns the reply body.
-struct Conn {
-    w: TcpStream,
-    r: BufReader<TcpStream>,
-}
-
-impl Conn {
-    fn new(addr: &str) -> Conn {
-        let w = TcpStream::connect(addr).unwrap();
-        w.set_nodelay(true).unwrap();
-        let r = BufReader::new(w.try_clone().unwrap());
-        Conn { w, r }
-    }
-
-    fn call(&mut self, body: &str) -> String {
-        let req = format!(
-            "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        self.w.write_all(req.as_bytes()).unwrap();
-        let mut len = 0;
-        loop {
-            let mut line = String::new();
-            self.r.read_line(&mut line).unwrap();
-            if line == "\r\n" {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length: ") {
-                len = v.trim().parse().unwrap();
-            }
-        }
-        let mut b = vec![0; len];
-        self.r.read_exact(&mut b).unwrap();
-        String::from_utf8(b).unwrap()
-    }
 }
 
 fn number(v: &Value) -> u64 {

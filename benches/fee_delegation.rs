@@ -23,15 +23,16 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/conn.rs"]
+mod conn;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use chain_node::crypto::{Address, SecretKey};
 use chain_node::types::transaction::{FeeMode, Transaction, ValueTransfer};
 use common::{http_call, u256, Node, PRICE};
+use conn::Conn;
 use serde_json::{json, Value};
 
 const CHAIN_ID: u64 = 1000;
@@ -39,43 +40,6 @@ const CONNS: usize = 8;
 const FUNDS: u128 = 1_000_000_000_000_000_000_000_000;
 /// A fee-delegated value transfer's gas: the transfer's and the fee payer's part.
 const DELEGATED_GAS: u64 = 31_000;
-
-/// One keep-alive connection: sends a JSON-RPC body, returns the reply body.
-struct Conn {
-    w: TcpStream,
-    r: BufReader<TcpStream>,
-}
-
-impl Conn {
-    fn new(addr: &str) -> Conn {
-        let w = TcpStream::connect(addr).unwrap();
-        w.set_nodelay(true).unwrap();
-        let r = BufReader::new(w.try_clone().unwrap());
-        Conn { w, r }
-    }
-
-    fn call(&mut self, body: &str) -> String {
-        let req = format!(
-            "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        self.w.write_all(req.as_bytes()).unwrap();
-        let mut len = 0;
-        loop {
-            let mut line = String::new();
-            self.r.read_line(&mut line).unwrap();
-            if line == "\r\n" {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length: ") {
-                len = v.trim().parse().unwrap();
-            }
-        }
-        let mut b = vec![0; len];
-        self.r.read_exact(&mut b).unwrap();
-        String::from_utf8(b).unwrap()
-    }
-}
 
 fn number(v: &Value) -> u128 {
     u128::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
