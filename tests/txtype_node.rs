@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use chain_node::crypto::{keccak256, Address, SecretKey};
 use chain_node::types::account_key::AccountKey;
 use chain_node::types::transaction::{Base, FeeMode, Native, Transaction};
+use common::caver::signatures_json;
 use common::{err, http_call, ok, quantity_of, Node, PRICE};
 use serde_json::{json, Value};
 
@@ -68,24 +69,6 @@ fn create_address(sender: &Address, nonce: u8) -> Address {
     rlp.extend_from_slice(&sender.0);
     rlp.push(if nonce == 0 { 0x80 } else { nonce });
     Address(keccak256(&rlp)[12..].try_into().unwrap())
-}
-
-/// A hex quantity without leading zeros (caver keeps those of V, R and S).
-fn minimal(v: &Value) -> Value {
-    let s = v
-        .as_str()
-        .unwrap()
-        .trim_start_matches("0x")
-        .trim_start_matches('0');
-    json!(format!("0x{}", if s.is_empty() { "0" } else { s }))
-}
-
-fn signatures_json(sigs: &Value) -> Value {
-    sigs.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| json!({"V": minimal(&s[0]), "R": minimal(&s[1]), "S": minimal(&s[2])}))
-        .collect()
 }
 
 /// What a sealed transaction moves: `value` from `sender` to `to`, and its fee, of which the

@@ -9,6 +9,9 @@
 //! signatures recover the keys; and the JSON of `personal_signTransaction`'s `tx` has the
 //! reference's members, in the order of its `*JSON` structs, with the vector's values.
 
+#[path = "common/caver.rs"]
+mod caver;
+use caver::signatures_json;
 use chain_node::crypto::{keccak256, Address, SecretKey};
 use chain_node::types::account_key::AccountKey;
 use chain_node::types::json::SignedTxJson;
@@ -520,25 +523,6 @@ const JSON_MEMBERS: &[(&str, &str)] = &[
     ("TxTypeEthereumAccessList", "typeInt type chainId nonce gasPrice gas to value input accessList signatures hash"),
     ("TxTypeEthereumDynamicFee", "typeInt type chainId nonce maxPriorityFeePerGas maxFeePerGas gas to value input accessList signatures hash"),
 ];
-
-/// A hex quantity without leading zeros, as Go's `hexutil.Big` writes it (caver keeps the
-/// leading zeros of V, R and S).
-fn minimal(v: &Value) -> Value {
-    let s = v
-        .as_str()
-        .unwrap()
-        .trim_start_matches("0x")
-        .trim_start_matches('0');
-    json!(format!("0x{}", if s.is_empty() { "0" } else { s }))
-}
-
-fn signatures_json(sigs: &Value) -> Value {
-    sigs.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| json!({"V": minimal(&s[0]), "R": minimal(&s[1]), "S": minimal(&s[2])}))
-        .collect()
-}
 
 /// What the reference writes for member `m` of the record's transaction, from the vector.
 fn expected_member(rec: &Value, m: &str) -> Value {

@@ -729,5 +729,6 @@ pub fn wait_until(what: &str, n: &Node, mut f: impl FnMut() -> bool) {
     }
 }
 
+pub mod caver;
 pub mod contracts;
 pub mod keyfile;
