@@ -204,7 +204,15 @@ impl EthApi {
         let nonce = p
             .raw(0)
             .ok_or_else(|| RpcError::invalid_params("missing value for required argument 0"))?;
-        super::goparams::fixed_value::<8>(nonce, "Go value of type api.BlockNonce", "BlockNonce")
+        let into = "Go value of type *api.BlockNonce";
+        if !nonce.is_string() {
+            return Err(RpcError::invalid_params(format!(
+                "invalid argument 0: json: cannot unmarshal {} into {into}",
+                crate::rpc::json_type(nonce)
+            ))
+            .into());
+        }
+        super::goparams::fixed_value::<8>(nonce, into, "BlockNonce")
             .map_err(|m| RpcError::invalid_params(format!("invalid argument 0: {m}")))?;
         let _: HashParam = p.required(1)?;
         let _: HashParam = p.required(2)?;
@@ -255,12 +263,11 @@ impl EthApi {
         let chain = self.chain()?;
         let args = EthTxArgs::decode(&p.required::<Value>(0)?, 0)?.call_args()?;
         let at = block_param(chain, p, 1)?;
-        if !matches!(p.raw(2), None | Some(Value::Null)) {
-            return Err(Error::Rpc(RpcError::server(
-                "state overrides are not supported by this node",
-            )));
-        }
-        Ok(HexOut(chain.call(&args, &at)?))
+        let overrides = match p.raw(2) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(v) => super::ethargs::state_overrides(v, 2)?,
+        };
+        Ok(HexOut(chain.call_overridden(&args, &at, &overrides)?))
     }
 
     /// `eth_estimateGas(args, block?)`: the least gas it succeeds with (on the head's state,
@@ -286,9 +293,8 @@ impl EthApi {
         Ok(chain.block_by_number(Some(n))?.map(|b| (b, shape)))
     }
 
-    fn block_with_hash(&self, p: &Params) -> Result<Option<BlockRecord>> {
-        let HashParam(hash) = p.required(0)?;
-        Ok(self.chain()?.block_by_hash(&hash)?)
+    fn block_with_hash(&self, hash: &[u8; 32]) -> Result<Option<BlockRecord>> {
+        Ok(self.chain()?.block_by_hash(hash)?)
     }
 
     fn get_block_by_number(&self, _: &Call, p: &Params) -> Maybe {
@@ -302,9 +308,10 @@ impl EthApi {
     }
 
     fn get_block_by_hash(&self, _: &Call, p: &Params) -> Maybe {
+        let HashParam(hash) = p.required(0)?;
         let full: bool = p.required(1)?;
         let chain = self.chain()?;
-        match self.block_with_hash(p)? {
+        match self.block_with_hash(&hash)? {
             Some(b) => Ok(Some(ethjson::block(chain, &b, full, Shape::Sealed)?)),
             None => Ok(None),
         }
@@ -347,8 +354,9 @@ impl EthApi {
     }
 
     fn count_by_hash(&self, _: &Call, p: &Params) -> Result<Option<String>> {
+        let HashParam(hash) = p.required(0)?;
         Ok(self
-            .block_with_hash(p)?
+            .block_with_hash(&hash)?
             .map(|b| format!("0x{:x}", b.transactions.len())))
     }
 
@@ -358,7 +366,8 @@ impl EthApi {
     }
 
     fn uncle_count_by_hash(&self, _: &Call, p: &Params) -> Result<Option<&'static str>> {
-        Ok(self.block_with_hash(p)?.map(|_| "0x0"))
+        let HashParam(hash) = p.required(0)?;
+        Ok(self.block_with_hash(&hash)?.map(|_| "0x0"))
     }
 
     fn uncle_by_number(&self, _: &Call, p: &Params) -> Maybe {
@@ -408,8 +417,9 @@ impl EthApi {
     }
 
     fn tx_by_hash_and_index(&self, _: &Call, p: &Params) -> Maybe {
+        let HashParam(hash) = p.required(0)?;
         let Index(index) = p.required(1)?;
-        let b = self.block_with_hash(p).ok().flatten();
+        let b = self.block_with_hash(&hash).ok().flatten();
         Ok(Self::at_index(b, index, Self::tx_object))
     }
 
@@ -439,8 +449,9 @@ impl EthApi {
     }
 
     fn raw_by_hash_and_index(&self, _: &Call, p: &Params) -> Result<HexOut> {
+        let HashParam(hash) = p.required(0)?;
         let Index(index) = p.required(1)?;
-        let b = self.block_with_hash(p).ok().flatten();
+        let b = self.block_with_hash(&hash).ok().flatten();
         Ok(
             Self::at_index(b, index, |b, i| Self::raw_of(&b.transactions[i].0))
                 .unwrap_or(HexOut(Vec::new())),

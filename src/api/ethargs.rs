@@ -280,3 +280,84 @@ pub fn signed_json(signed: &Transaction, unsigned: &Transaction) -> Value {
         "tx": super::ethjson::tx_fields(unsigned),
     })
 }
+
+/// `eth_call`'s state overrides at parameter `i` (the reference's `EthStateOverride`: an
+/// object from address to `{nonce, code, balance, state, stateDiff}`), with Go's texts; an
+/// account with both `state` and `stateDiff` is the reference's error.
+pub fn state_overrides(
+    v: &Value,
+    i: usize,
+) -> Result<Vec<(Address, crate::exec::AccountOverride)>> {
+    let invalid = |m: String| {
+        Error::Rpc(RpcError::invalid_params(format!(
+            "invalid argument {i}: {m}"
+        )))
+    };
+    let Value::Object(accounts) = v else {
+        return Err(invalid(format!(
+            "json: cannot unmarshal {} into Go value of type api.EthStateOverride",
+            crate::rpc::json_type(v)
+        )));
+    };
+    let mut out = Vec::new();
+    for (key, fields) in accounts {
+        let address = super::goparams::fixed_value::<20>(
+            &Value::String(key.clone()),
+            "Go value of type common.Address",
+            "common.Address",
+        )
+        .map(Address)
+        .map_err(invalid)?;
+        let Value::Object(fields) = fields else {
+            return Err(invalid(format!(
+                "json: cannot unmarshal {} into Go value of type api.EthOverrideAccount",
+                crate::rpc::json_type(fields)
+            )));
+        };
+        let mut o = crate::exec::AccountOverride::default();
+        for (name, value) in fields {
+            if value.is_null() {
+                continue;
+            }
+            let m = Member {
+                strukt: "EthOverrideAccount",
+                name,
+            };
+            match name.to_ascii_lowercase().as_str() {
+                "nonce" => o.nonce = Some(m.uint64(value).map_err(invalid)?),
+                "code" => o.code = Some(m.bytes(value).map_err(invalid)?),
+                "balance" => o.balance = Some(m.big(value).map_err(invalid)?),
+                "state" => o.state = Some(slots(value, &m).map_err(invalid)?),
+                "statediff" => o.state_diff = Some(slots(value, &m).map_err(invalid)?),
+                _ => {}
+            }
+        }
+        if o.state.is_some() && o.state_diff.is_some() {
+            return Err(server(format!(
+                "account {} has both 'state' and 'stateDiff'",
+                super::txpool::checksummed(&address)
+            )));
+        }
+        out.push((address, o));
+    }
+    Ok(out)
+}
+
+/// A `map[common.Hash]common.Hash` member: slot to value.
+fn slots(v: &Value, m: &Member) -> std::result::Result<Vec<(U256, U256)>, String> {
+    let ty = "map[common.Hash]common.Hash";
+    let Value::Object(map) = v else {
+        return Err(super::goparams::field_error(
+            m.strukt,
+            m.name,
+            crate::rpc::json_type(v),
+            ty,
+        ));
+    };
+    let hash = |v: &Value| {
+        super::goparams::fixed_value::<32>(v, "Go value of type common.Hash", "common.Hash")
+    };
+    map.iter()
+        .map(|(k, v)| Ok((hash(&Value::String(k.clone()))?, hash(v)?)))
+        .collect()
+}
