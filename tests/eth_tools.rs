@@ -56,10 +56,15 @@ impl Target {
         let mut args = vec!["--dev", "--chainid", &chain_id];
         args.extend(http_args("chain,eth,net,rpc,web3,personal"));
         let node = Node::start(&args);
+        let url = node.http.clone().unwrap();
+        // The developer account's passphrase is empty; unlocked until the node stops.
+        let funder = dev_account(&node).to_lowercase();
+        let unlocked = http_call(&url, "personal_unlockAccount", json!([funder, "", 0]));
+        assert_eq!(ok(unlocked), json!(true));
         Target {
-            url: node.http.clone().unwrap(),
+            url,
             chain_id: CHAIN_ID,
-            funder: dev_account(&node).to_lowercase(),
+            funder,
             ours: true,
             _node: Some(node),
             _anvil: None,
@@ -267,6 +272,18 @@ impl Cast<'_> {
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
+    /// What cast printed on stderr when it failed, as it must.
+    #[track_caller]
+    fn fails(&self, args: &[&str]) -> String {
+        let out = Command::new(self.bin)
+            .args(args)
+            .env("ETH_RPC_URL", self.url)
+            .output()
+            .expect("run cast");
+        assert!(!out.status.success(), "cast {args:?} succeeded: {out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
     #[track_caller]
     fn run(&self, args: &[&str]) -> String {
         self.exec(args, false)
@@ -311,52 +328,103 @@ fn cast_checks(t: &Target, bin: &Path) {
         );
     }
 
-    // eth_sendTransaction: the unlocked funder pays the test key.
+    // cast's EIP-1559 fees are alloy's estimate: 2 * base fee + the median of the non-zero
+    // rewards of eth_feeHistory over the last 10 blocks, else 1 wei, never
+    // eth_maxPriorityFeePerGas. Where no recent block holds a transaction the reward is 0 (as
+    // the reference gives it), so cast offers 1 wei, which the node refuses (the reference
+    // wants the unit price).
     let fund = FUND.to_string();
-    let r = c.json(
-        &[
-            "send",
-            "--unlocked",
-            "--from",
-            &t.funder,
-            me,
-            "--value",
-            &fund,
-            "--json",
-        ],
-        false,
-    );
+    let send = [
+        "send",
+        "--unlocked",
+        "--from",
+        &t.funder,
+        me,
+        "--value",
+        &fund,
+    ];
+    if t.ours {
+        let history = t.oracle("chain_feeHistory", json!(["0xa", "latest", [20]]));
+        assert_eq!(history["reward"], json!([["0x0"]]), "{history}");
+        let refused = c.fails(&send);
+        assert!(
+            refused.contains(
+                "error code -32000: invalid gas tip cap. It must be set to the same value as gas unit price"
+            ),
+            "{refused}"
+        );
+    }
+
+    // eth_sendTransaction: the unlocked funder pays the test key, legacy (at eth_gasPrice).
+    let r = c.json(&[&send[..], &["--legacy", "--json"]].concat(), false);
+    assert_eq!(num(&r["type"]), 0, "{r}");
     same_receipt(t, &r);
     assert_eq!((num(&r["status"]), num(&r["gasUsed"])), (1, 21_000));
     assert_eq!(c.run(&["balance", me]), fund);
     assert_eq!(c.run(&["nonce", me]), "0");
 
-    // Raw transactions signed by cast (cast mktx), sent by cast publish: the hash the node
+    // Raw transactions signed by cast (cast mktx), sent by cast publish: legacy, EIP-2930
+    // (an access list naming the payee: 2,400 gas more) and EIP-1559. The hash the node
     // answers is the keccak of the signed bytes; the sender paid value + gasUsed * price.
     let payee = "0x5151515151515151515151515151515151515151";
-    for (nonce, legacy) in [(0u64, true), (1, false)] {
+    let access_list = format!(r#"[{{"address":"{payee}","storageKeys":[]}}]"#);
+    let listed = ["--legacy", "--access-list", &access_list];
+    if t.ours {
+        // The reference's eth_estimateGas (EthDoCall) counts the intrinsic gas without the
+        // access list, and so does ours: 21,000, 2,400 short of what the transaction needs,
+        // so a transaction cast makes with that estimate is refused.
+        let estimate = c.run(
+            &[
+                &["estimate", payee, "--value", "1", "--from", me],
+                &listed[1..],
+            ]
+            .concat(),
+        );
+        assert_eq!(estimate, "21000");
+        let raw = c.signed(&[&["mktx", payee, "--value", "1"], &listed[..]].concat());
+        let refused = c.fails(&["publish", &raw]);
+        assert!(
+            refused.contains("error code -32000: intrinsic gas too low"),
+            "{refused}"
+        );
+    }
+    let with_gas = [&listed[..], &["--gas-limit", "23400"]].concat();
+    let kinds: [(&[&str], u128, u128); 3] = [
+        (&["--legacy"], 0, 21_000),
+        (&with_gas, 1, 23_400),
+        (&[], 2, 21_000),
+    ];
+    for (nonce, (flags, kind, gas)) in kinds.into_iter().enumerate() {
         let value = 1000 + nonce as u128;
         let value_text = value.to_string();
-        let mut args = vec!["mktx", payee, "--value", &value_text];
-        if legacy {
-            args.push("--legacy");
-        }
-        let raw = c.signed(&args);
-        // A legacy transaction is an RLP list; EIP-1559's envelope starts with 0x02.
-        assert_eq!(raw.starts_with("0x02"), !legacy, "{raw}");
+        let raw = c.signed(&[&["mktx", payee, "--value", &value_text], flags].concat());
+        // A legacy transaction is an RLP list (0xc0 and up); a typed one starts with its type.
+        let first = u8::from_str_radix(&raw[2..4], 16).unwrap();
+        assert_eq!(
+            first as u128,
+            if kind == 0 {
+                first.max(0xc0) as u128
+            } else {
+                kind
+            }
+        );
         let hash = c.run(&["keccak", &raw]);
         assert_eq!(c.run(&["publish", "--async", &raw]), hash);
         let r = c.json(&["receipt", &hash, "--json"], false);
         let o = same_receipt(t, &r);
-        assert_eq!(num(&r["status"]), 1, "{r}");
-        assert_eq!(num(&r["type"]), if legacy { 0 } else { 2 }, "{r}");
+        assert_eq!((num(&r["status"]), num(&r["type"])), (1, kind), "{r}");
+        assert_eq!(num(&r["gasUsed"]), gas, "{r}");
         let tx = c.json(&["tx", &hash, "--json"], false);
         assert_eq!(low(&tx["hash"]), hash);
         assert_eq!(low(&tx["from"]), me);
+        assert_eq!(num(&tx["type"]), kind, "{tx}");
         assert_eq!(
             (num(&tx["nonce"]), num(&tx["value"])),
             (nonce as u128, value)
         );
+        if kind == 1 {
+            assert_eq!(tx["accessList"][0]["address"], json!(payee), "{tx}");
+        }
         let otx = t.oracle("chain_getTransactionByHash", json!([hash]));
         assert_eq!(low(&otx["from"]), me);
         assert_eq!(num(&otx["nonce"]), nonce as u128);
@@ -371,18 +439,18 @@ fn cast_checks(t: &Target, bin: &Path) {
                 .parse()
                 .unwrap()
         };
-        assert_eq!(balance(block - 1) - balance(block), value + 21_000 * price);
+        assert_eq!(balance(block - 1) - balance(block), value + gas * price);
         assert_eq!(c.run(&["nonce", me]), (nonce + 1).to_string());
     }
     assert_eq!(
         num(&t.oracle("chain_getBalance", json!([payee, "latest"]))),
-        2001
+        1000 + 1001 + 1002
     );
 
     // The Token deployed by cast send --create (EIP-1559), at the address of the sender and
     // its nonce; its code is solc's runtime code, its slot 0 the supply.
     let token = compiled("Token");
-    let expected = c.run(&["compute-address", me, "--nonce", "2"]);
+    let expected = c.run(&["compute-address", me, "--nonce", "3"]);
     let expected = expected.rsplit(' ').next().unwrap().to_lowercase();
     let args = c.run(&["abi-encode", "constructor(uint256)", &SUPPLY.to_string()]);
     let create = format!("0x{}{}", hex::encode(&token.bytecode), &args[2..]);
@@ -628,6 +696,11 @@ fn summary_checks(t: &Target, s: &Value, me: &str, recipient: &str) {
         assert_eq!(num(&s["gasPrice"]), PRICE, "{client}");
         assert_eq!(num(&t.oracle("chain_gasPrice", json!([]))), PRICE);
         assert_eq!(num(&s["maxPriorityFee"]), PRICE, "{client}");
+    }
+    // ethers' fee data: EIP-1559 fees only where the latest base fee is not 0.
+    if let Some(fees) = s.get("feeData") {
+        assert_eq!(fees["maxFeePerGas"].is_null(), t.ours, "{client}: {fees}");
+        assert_eq!(num(&fees["gasPrice"]), num(&s["gasPrice"]), "{client}");
     }
     let sent = num(&eip1559["value"]) + num(&legacy["value"]);
     let balance = |a: &str| num(&t.oracle("chain_getBalance", json!([a, "latest"])));

@@ -51,9 +51,16 @@ async function main() {
   const recipient = process.env.ETH_TEST_RECIPIENT;
   const out = { client: `ethers ${version}`, sender: me };
   out.chainId = (await provider.getNetwork()).chainId;
+  // getFeeData treats a chain whose latest base fee is 0 (falsy) as one without EIP-1559:
+  // maxFeePerGas and maxPriorityFeePerGas null, and a transaction without a type is legacy.
   const fees = await provider.getFeeData();
+  out.feeData = {
+    gasPrice: fees.gasPrice,
+    maxFeePerGas: fees.maxFeePerGas,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+  };
   out.gasPrice = fees.gasPrice;
-  out.maxPriorityFee = fees.maxPriorityFeePerGas;
+  out.maxPriorityFee = BigInt(await provider.send("eth_maxPriorityFeePerGas", []));
   out.startBalance = await provider.getBalance(me);
 
   const compiled = JSON.parse(
@@ -101,8 +108,16 @@ async function main() {
   }));
   out.tokenBalance = await token.balanceOf(recipient);
 
-  // An EIP-1559 transfer with ethers' default fees, then a legacy one at eth_gasPrice.
-  let tx = await wallet.sendTransaction({ to: recipient, value: 3n * 10n ** 15n });
+  // An EIP-1559 transfer with the fees ethers computes where the base fee is not 0
+  // (2 * base fee + eth_maxPriorityFeePerGas), then a legacy one at eth_gasPrice.
+  const latest = await provider.getBlock("latest");
+  let tx = await wallet.sendTransaction({
+    to: recipient,
+    value: 3n * 10n ** 15n,
+    type: 2,
+    maxPriorityFeePerGas: out.maxPriorityFee,
+    maxFeePerGas: 2n * latest.baseFeePerGas + out.maxPriorityFee,
+  });
   let r = await tx.wait();
   out.eip1559 = {
     ...receiptSummary(r),
