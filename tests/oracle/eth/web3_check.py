@@ -16,7 +16,7 @@ import time
 
 from eth_account import Account
 from web3 import Web3
-from web3.middleware import ExtraDataToPOAMiddleware, SignAndSendRawMiddlewareBuilder
+from web3.middleware import SignAndSendRawMiddlewareBuilder
 
 SUPPLY = 10**24
 TOKENS = 1234
@@ -50,9 +50,6 @@ def event_summary(e):
 
 def main():
     w3 = Web3(Web3.HTTPProvider(os.environ["ETH_RPC_URL"], request_kwargs={"timeout": 30}))
-    # A proof-of-authority chain's extraData is longer than Ethereum's 32 bytes; web3.py
-    # reads such blocks only with this middleware (as on any PoA chain).
-    w3.middleware_onion.inject(ExtraDataToPOAMiddleware, layer=0)
     acct = Account.from_key(os.environ["ETH_TEST_KEY"])
     w3.middleware_onion.inject(SignAndSendRawMiddlewareBuilder.build(acct), layer=0)
     me = acct.address
