@@ -104,11 +104,10 @@ mod tests {
     }
 
     /// A committed trie of `n` random pairs ([`random_key`]) with values of 1 to 40 bytes.
-    fn random_trie(
-        rng: &mut Rng,
-        n: usize,
-        short: bool,
-    ) -> (MemoryStore, [u8; 32], Vec<(Vec<u8>, Vec<u8>)>) {
+    /// A store, the root of the trie in it, and the (key, value) pairs it holds.
+    type Built = (MemoryStore, [u8; 32], Vec<(Vec<u8>, Vec<u8>)>);
+
+    fn random_trie(rng: &mut Rng, n: usize, short: bool) -> Built {
         let mut store = MemoryStore::default();
         let mut t = Trie::new(&store);
         let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
@@ -191,8 +190,14 @@ mod tests {
         assert_eq!(big.len(), 2, "the branch and the leaf it refers to by hash");
         assert_eq!(verify::verify(&root, &[0x30], &big), Ok(Some(vec![7; 40])));
         // Absent under an empty slot of the branch, and past a leaf's differing path.
-        assert_eq!(verify::verify(&root, &[0x40], &trie.prove(&[0x40]).unwrap()), Ok(None));
-        assert_eq!(verify::verify(&root, &[0x31], &trie.prove(&[0x31]).unwrap()), Ok(None));
+        assert_eq!(
+            verify::verify(&root, &[0x40], &trie.prove(&[0x40]).unwrap()),
+            Ok(None)
+        );
+        assert_eq!(
+            verify::verify(&root, &[0x31], &trie.prove(&[0x31]).unwrap()),
+            Ok(None)
+        );
     }
 
     /// A root under 32 bytes is still the first element (the reference keeps it).
@@ -212,7 +217,10 @@ mod tests {
         assert_eq!(after.len(), 1);
         assert!(after[0].len() < 32);
         assert_eq!(verify::verify(&root, b"k", &after), Ok(Some(b"v".to_vec())));
-        assert_eq!(verify::verify(&root, b"x", &trie.prove(b"x").unwrap()), Ok(None));
+        assert_eq!(
+            verify::verify(&root, b"x", &trie.prove(b"x").unwrap()),
+            Ok(None)
+        );
     }
 
     #[test]
