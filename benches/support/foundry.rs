@@ -1,7 +1,7 @@
 //! anvil and cast (foundry) from npm, shared by the benchmarks that run anvil beside our node
-//! (`contracts.rs`, `startup.rs`): installed on first use, anvil started on a free port of
-//! 127.0.0.1 and killed when dropped. The bench that includes this file declares
-//! `mod common` (tests/common) at its root.
+//! (`contracts.rs`, `startup.rs`) and by `tests/eth_tools.rs` (cast): installed on first use,
+//! anvil started on a free port of 127.0.0.1 and killed when dropped. The bench or test that
+//! includes this file declares `mod common` (tests/common) at its root.
 
 // Each bench uses a part of this file.
 #![allow(dead_code)]
@@ -110,8 +110,12 @@ pub fn foundry() -> (PathBuf, PathBuf) {
             .arg(format!("@foundry-rs/anvil-linux-amd64@{FOUNDRY}"))
             .arg(format!("@foundry-rs/cast-linux-amd64@{FOUNDRY}"))
             .status()
-            .expect("npm");
-        assert!(st.success(), "npm install failed");
+            .unwrap_or_else(|e| panic!("cannot run npm to install anvil and cast: {e}"));
+        assert!(
+            st.success(),
+            "npm install of anvil and cast {FOUNDRY} failed ({st}): the npm registry must be \
+             reachable (tests/eth_tools.rs: ETH_TOOLS_SKIP=1 skips it where it is not)"
+        );
     }
     (bin("anvil"), bin("cast"))
 }

@@ -130,7 +130,7 @@ impl TxpoolApi {
 }
 
 /// An address in EIP-55's mixed case (Go's `common.Address.Hex()`).
-fn checksummed(a: &crate::crypto::Address) -> String {
+pub(super) fn checksummed(a: &crate::crypto::Address) -> String {
     let lower = hex::encode(a.0);
     let hash = crate::crypto::keccak256(lower.as_bytes());
     let mixed: String = lower

@@ -148,7 +148,22 @@ impl Chain {
     /// `chain_call`: what `args` returns when run at `at`; a failure of the code is
     /// [`CallFailure::Failed`].
     pub fn call(&self, args: &CallArgs, at: &([u8; 32], Header)) -> Result<Vec<u8>, CallFailure> {
-        let (out, _) = self.run_message(at, &args.message(args.gas()), NoOpInspector);
+        self.call_overridden(args, at, &[])
+    }
+
+    /// [`Chain::call`] on the state at `at` with `overrides` applied (`eth_call`).
+    pub fn call_overridden(
+        &self,
+        args: &CallArgs,
+        at: &([u8; 32], Header),
+        overrides: &[(Address, exec::AccountOverride)],
+    ) -> Result<Vec<u8>, CallFailure> {
+        let hashes: BlockHashes<'_> = Box::new(|n| self.db.hash_at(n).ok().flatten());
+        let source = state_source(self.db_nodes(), at.1.state_root, hashes)
+            .with_lookups(self.lookups.clone());
+        let msg = args.message(args.gas());
+        let env = self.call_env(&at.0, &at.1);
+        let (out, _) = exec::call_overridden(env, source, &msg, NoOpInspector, overrides);
         let out = out?;
         if out.succeeded() {
             Ok(out.output)

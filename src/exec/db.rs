@@ -96,6 +96,18 @@ impl<N: NodeStore, F: FnMut(u64) -> Option<Hash>> Source for StateSource<N, F> {
     }
 }
 
+/// What a call's state override replaces in one account (`eth_call`); `None` leaves it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccountOverride {
+    pub nonce: Option<u64>,
+    pub code: Option<Vec<u8>>,
+    pub balance: Option<Hash>,
+    /// The whole storage: every other slot reads zero.
+    pub state: Option<Vec<(Hash, Hash)>>,
+    /// Slots written over the storage.
+    pub state_diff: Option<Vec<(Hash, Hash)>>,
+}
+
 /// The block's changes so far over the state before it.
 pub struct Overlay<S: Source> {
     source: S,
@@ -145,6 +157,54 @@ impl<S: Source> Overlay<S> {
     pub fn put(&mut self, address: Address, account: Account) {
         self.changes.removed.remove(&address);
         self.changes.accounts.insert(address, account);
+    }
+
+    /// Replaces parts of the account at `address` before a call runs (`eth_call`'s state
+    /// override): nonce, code, balance, the whole storage (`state`) or some slots
+    /// (`state_diff`). Code makes the account a contract account.
+    pub fn override_account(
+        &mut self,
+        address: Address,
+        o: &AccountOverride,
+    ) -> Result<(), StateError> {
+        let mut a = self.account(&address)?.unwrap_or_default();
+        if let Some(n) = o.nonce {
+            a.nonce = n;
+        }
+        if let Some(b) = o.balance {
+            a.balance = b;
+        }
+        if let Some(code) = &o.code {
+            let code_hash = crate::crypto::keccak256(code);
+            self.changes.code.insert(code_hash, code.clone());
+            let mut c = a.contract.unwrap_or(Contract {
+                storage_root: EMPTY_ROOT,
+                code_hash,
+                code_format: 0,
+                vm_version: super::VM_VERSION,
+            });
+            c.code_hash = code_hash;
+            a.contract = Some(c);
+        }
+        if let Some(state) = &o.state {
+            self.changes.storage.insert(
+                address,
+                Slots {
+                    cleared: true,
+                    written: state.iter().copied().collect(),
+                },
+            );
+        }
+        if let Some(diff) = &o.state_diff {
+            self.changes
+                .storage
+                .entry(address)
+                .or_default()
+                .written
+                .extend(diff.iter().copied());
+        }
+        self.put(address, a);
+        Ok(())
     }
 
     /// The changes, leaving none.

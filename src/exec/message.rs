@@ -65,9 +65,26 @@ pub fn call<S: Source, I>(
 where
     I: revm::Inspector<Context<BlockEnv, TxEnv, CfgEnv, Overlay<S>>>,
 {
+    call_overridden(env, source, msg, inspector, &[])
+}
+
+/// [`call`] on the state with `overrides` applied first (`eth_call`'s state overrides).
+pub fn call_overridden<S: Source, I>(
+    env: Env,
+    source: S,
+    msg: &Message,
+    inspector: I,
+    overrides: &[(Address, super::db::AccountOverride)],
+) -> (Result<Outcome, CallError>, I)
+where
+    I: revm::Inspector<Context<BlockEnv, TxEnv, CfgEnv, Overlay<S>>>,
+{
     use revm::InspectEvm;
     let mut overlay = Overlay::new(source);
-    let credit = (|| -> Result<(), StateError> {
+    let overridden = overrides
+        .iter()
+        .try_for_each(|(address, o)| overlay.override_account(*address, o));
+    let credit = overridden.and_then(|()| -> Result<(), StateError> {
         let fee = RU256::from(msg.gas).saturating_mul(RU256::from(msg.gas_price));
         if fee.is_zero() {
             return Ok(());
@@ -77,7 +94,7 @@ where
         from.balance = balance.to_be_bytes();
         overlay.put(msg.from, from);
         Ok(())
-    })();
+    });
     let mut cfg = cfg(env.chain_id);
     cfg.disable_nonce_check = true;
     let ctx = Context::<BlockEnv, TxEnv, CfgEnv, Overlay<S>>::new(overlay, SPEC)

@@ -36,8 +36,8 @@ use crate::state::{self, Account, Changes, StateError};
 use crate::types::receipt::{Log, Receipt, STATUS_SUCCESS};
 use crate::types::rlp::{list, put_bytes, put_u64};
 use crate::types::transaction::{Base, Transaction, U256};
-pub use db::{Overlay, Source, StateSource};
-pub use message::{call, CallError, Message};
+pub use db::{AccountOverride, Overlay, Source, StateSource};
+pub use message::{call, call_overridden, CallError, Message};
 
 /// The hard fork whose EVM runs here: the reference's latest, Cancun-compatible.
 pub const SPEC: SpecId = SpecId::CANCUN;

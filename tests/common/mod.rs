@@ -731,4 +731,5 @@ pub fn wait_until(what: &str, n: &Node, mut f: impl FnMut() -> bool) {
 
 pub mod caver;
 pub mod contracts;
+pub mod ethtools;
 pub mod keyfile;

@@ -37,8 +37,8 @@ SHIMS = [
 ]
 
 MULTISIG_SENDER = "0xa2a8854b1802d8cd5de631e690817c253d6a9153"
-NAMESPACES_DEFAULT = "admin,debug,klay,net,personal,txpool"
-RPC_MODULES = "admin,chain,debug,net,personal,rpc,txpool,web3"
+NAMESPACES_DEFAULT = "admin,debug,eth,klay,net,personal,txpool"
+RPC_MODULES = "admin,chain,debug,eth,net,personal,rpc,txpool,web3"
 
 
 def free_port():
