@@ -93,7 +93,9 @@ impl EthTxArgs {
                 "nonce" => a.nonce = Some(m.uint64(value).map_err(invalid)?),
                 "data" => a.data = Some(m.bytes(value).map_err(invalid)?),
                 "input" => a.input = Some(m.bytes(value).map_err(invalid)?),
-                "accessList" => a.access_list = Some(super::txmembers::access_list(value)?),
+                "accessList" => {
+                    a.access_list = Some(super::txmembers::access_list_in(strukt, value)?)
+                }
                 "gasPrice" => a.gas_price = Some(m.big(value).map_err(invalid)?),
                 "maxFeePerGas" => a.max_fee_per_gas = Some(m.big(value).map_err(invalid)?),
                 "maxPriorityFeePerGas" => {
@@ -141,6 +143,8 @@ impl EthTxArgs {
             gas_price: self.gas_price.or(self.max_fee_per_gas),
             value: self.value,
             input: self.data().to_vec(),
+            // Left out of calls and estimates, as the reference's EthDoCall leaves it.
+            access_list: Vec::new(),
         })
     }
 

@@ -417,6 +417,13 @@ fn quantity_digits<'a>(
 /// above the fee cap, is the -32000 error the reference gives; without a base fee the price
 /// is `gasPrice`, else `maxFeePerGas`.
 pub fn call_args(v: &Value, i: usize) -> Result<CallArgs, Error> {
+    call_args_named(v, i, "CallArgs")
+}
+
+/// [`call_args`] of the reference's Go struct `strukt` (its name in the texts): `CallArgs`,
+/// or `EthTransactionArgs` for `chain_createAccessList`, whose other members (`nonce`,
+/// `accessList`) the caller reads.
+pub fn call_args_named(v: &Value, i: usize, strukt: &str) -> Result<CallArgs, Error> {
     let invalid = |m: String| {
         Error::Rpc(RpcError::invalid_params(format!(
             "invalid argument {i}: {m}"
@@ -424,7 +431,7 @@ pub fn call_args(v: &Value, i: usize) -> Result<CallArgs, Error> {
     };
     let Value::Object(map) = v else {
         return Err(invalid(format!(
-            "json: cannot unmarshal {} into Go value of type api.CallArgs",
+            "json: cannot unmarshal {} into Go value of type api.{strukt}",
             json_type(v)
         )));
     };
@@ -448,10 +455,7 @@ pub fn call_args(v: &Value, i: usize) -> Result<CallArgs, Error> {
             "chainid" => "chainId",
             _ => continue,
         };
-        let member = Member {
-            strukt: "CallArgs",
-            name,
-        };
+        let member = Member { strukt, name };
         match name {
             "from" => args.from = Some(member.address(value).map_err(invalid)?),
             "to" => args.to = Some(member.address(value).map_err(invalid)?),

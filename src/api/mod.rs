@@ -2,6 +2,7 @@
 //! declaring its methods once ([`method`]), and the one place where domain errors become
 //! JSON-RPC errors ([`error`]). `api` knows nothing of sockets.
 
+pub mod accesslist;
 pub mod admin;
 mod blockfiles;
 pub mod chain;
@@ -20,6 +21,7 @@ pub mod method;
 pub mod net;
 pub mod notify;
 pub mod personal;
+pub mod proof;
 pub mod recover;
 pub mod reference;
 pub mod rpc;

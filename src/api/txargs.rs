@@ -541,6 +541,7 @@ fn estimate(chain: &Chain, tx: &Transaction, from: Address, key: &AccountKey) ->
         gas_price: None,
         value: Some(tx.value()),
         input: tx.input().to_vec(),
+        access_list: Vec::new(),
     };
     let used = chain.estimate_gas(&args)?;
     // The intrinsic gas of the contract types equals that of the legacy message estimated;

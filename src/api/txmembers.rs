@@ -68,8 +68,13 @@ pub(super) fn fee_ratio(v: &Value) -> Result<u8> {
 
 /// The objects of an array member (`[{...}, ...]`), or Go's text naming the member and its
 /// type when the member, or one of its items, is not of that shape.
-fn objects<'v>(name: &str, ty: &str, v: &'v Value) -> Result<Vec<&'v Map<String, Value>>> {
-    let bad = |what: &str| arg0(super::goparams::field_error("SendTxArgs", name, what, ty));
+fn objects<'v>(
+    strukt: &str,
+    name: &str,
+    ty: &str,
+    v: &'v Value,
+) -> Result<Vec<&'v Map<String, Value>>> {
+    let bad = |what: &str| arg0(super::goparams::field_error(strukt, name, what, ty));
     let Value::Array(items) = v else {
         return Err(bad(crate::rpc::json_type(v)));
     };
@@ -93,9 +98,14 @@ fn get<'v>(o: &'v Map<String, Value>, k: &str) -> Option<&'v Value> {
 
 /// `accessList`: `[{"address", "storageKeys"}]` (`types.AccessList`).
 pub(super) fn access_list(v: &Value) -> Result<Vec<AccessTuple>> {
+    access_list_in("SendTxArgs", v)
+}
+
+/// [`access_list`] as a member of the reference's Go struct `strukt` (its name in the texts).
+pub(super) fn access_list_in(strukt: &str, v: &Value) -> Result<Vec<AccessTuple>> {
     let ty = "types.AccessList";
     let mut out = Vec::new();
-    for o in objects("accessList", ty, v)? {
+    for o in objects(strukt, "accessList", ty, v)? {
         let address = match get(o, "address") {
             Some(a) => Member {
                 strukt: "AccessTuple",
@@ -121,7 +131,7 @@ pub(super) fn access_list(v: &Value) -> Result<Vec<AccessTuple>> {
             }
             Some(other) => {
                 return Err(arg0(super::goparams::field_error(
-                    "SendTxArgs",
+                    strukt,
                     "accessList",
                     crate::rpc::json_type(other),
                     ty,
@@ -139,7 +149,7 @@ pub(super) fn access_list(v: &Value) -> Result<Vec<AccessTuple>> {
 /// `signatures`: `[{"V", "R", "S"}]` (`types.TxSignaturesJSON`), keys in any case.
 pub(super) fn signatures(v: &Value) -> Result<Vec<Signature>> {
     let mut out = Vec::new();
-    for o in objects("signatures", "types.TxSignaturesJSON", v)? {
+    for o in objects("SendTxArgs", "signatures", "types.TxSignaturesJSON", v)? {
         let word = |k: &str| match get(o, k) {
             Some(v) => Member {
                 strukt: "TxSignatureJSON",

@@ -1,14 +1,16 @@
 //! Calls on the chain's state that keep nothing: `chain_call` (a message run at a block),
 //! `chain_estimateGas` (the least gas a message succeeds with, by bisection as the reference
-//! does), and the state reads a call needs (code, storage, accounts with their existence).
+//! does), `chain_createAccessList` (the slots and addresses a message touches), and the state
+//! reads a call needs (code, storage, accounts with their existence).
 
 use super::run::state_source;
 use super::state::{self, Account};
 use super::{Chain, ChainError};
 use crate::crypto::Address;
+use crate::exec::accesslist::AccessListTracer;
 use crate::exec::{self, CallError, Env, Message, Outcome};
 use crate::types::block::Header;
-use crate::types::transaction::U256;
+use crate::types::transaction::{AccessTuple, U256};
 use revm::inspector::NoOpInspector;
 
 /// The gas a call gets when it names none (the reference's `UpperGasLimit`).
@@ -38,6 +40,25 @@ pub struct CallArgs {
     pub gas_price: Option<U256>,
     pub value: Option<U256>,
     pub input: Vec<u8>,
+    /// Warmed and charged as a transaction's (`chain_createAccessList`; `chain_call` takes
+    /// none, as before).
+    pub access_list: Vec<AccessTuple>,
+}
+
+/// What [`Chain::create_access_list`] found: the list, the gas the message uses with it,
+/// and the reference's text of the code's failure, if it failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessListOutcome {
+    pub access_list: Vec<AccessTuple>,
+    pub gas_used: u64,
+    pub failure: Option<&'static str>,
+}
+
+/// A message [`Chain::create_access_list`] could not run, and the list it ran with.
+#[derive(Debug)]
+pub struct AccessListFailure {
+    pub error: CallError,
+    pub access_list: Vec<AccessTuple>,
 }
 
 /// Why a call or an estimate failed.
@@ -67,10 +88,12 @@ impl CallArgs {
             gas_price: u128::from_be_bytes(price[16..].try_into().expect("16 bytes")),
             value: self.value.unwrap_or([0; 32]),
             input: self.input.clone(),
+            access_list: self.access_list.clone(),
         }
     }
 
-    pub(super) fn gas(&self) -> u64 {
+    /// The gas the message gets: `gas`, or [`CALL_GAS_CAP`] for none or 0.
+    pub fn gas(&self) -> u64 {
         match self.gas {
             Some(g) if g > 0 => g,
             _ => CALL_GAS_CAP,
@@ -216,6 +239,39 @@ impl Chain {
             }
         }
         Ok(hi)
+    }
+
+    /// `chain_createAccessList`: runs `args` at `at` under the access-list tracer, then
+    /// again with the list it recorded, until a run records no more (what the reference
+    /// does, without a bound of its own: each round only adds). `to` is left out of the
+    /// list's addresses with the sender (the recipient, or the address a creation makes).
+    /// A failure of the code is in the outcome; a message that cannot run is the error.
+    pub fn create_access_list(
+        &self,
+        args: &CallArgs,
+        to: Address,
+        at: &([u8; 32], Header),
+    ) -> Result<AccessListOutcome, AccessListFailure> {
+        let from = args.from.unwrap_or(Address([0; 20]));
+        let mut previous = AccessListTracer::new(&args.access_list, from, to);
+        let mut args = args.clone();
+        loop {
+            args.access_list = previous.access_list();
+            let tracer = AccessListTracer::new(&args.access_list, from, to);
+            let (out, tracer) = self.run_message(at, &args.message(args.gas()), tracer);
+            let out = out.map_err(|error| AccessListFailure {
+                error,
+                access_list: args.access_list.clone(),
+            })?;
+            if tracer.same_list(&previous) {
+                return Ok(AccessListOutcome {
+                    access_list: args.access_list,
+                    gas_used: out.receipt.gas_used,
+                    failure: (!out.succeeded()).then(|| exec::status::text(out.receipt.status)),
+                });
+            }
+            previous = tracer;
+        }
     }
 
     /// The account at `address` in the state at `at`; `None` when the state has no entry.

@@ -47,6 +47,7 @@ pub mod migration;
 mod nodecache;
 pub mod nodelog;
 pub mod pool;
+pub mod proof;
 mod read;
 mod run;
 mod seal;

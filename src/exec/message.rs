@@ -10,7 +10,7 @@ use super::{
 };
 use crate::crypto::Address;
 use crate::state::StateError;
-use crate::types::transaction::U256;
+use crate::types::transaction::{AccessTuple, U256};
 
 /// A message run by `chain_call`, `chain_estimateGas` and `debug_traceCall`: from `from`
 /// (any account: no signature, no nonce check), on a state, nothing kept.
@@ -23,6 +23,8 @@ pub struct Message {
     pub gas_price: u128,
     pub value: U256,
     pub input: Vec<u8>,
+    /// Warmed before the run and charged as intrinsic gas, as a transaction's (EIP-2930).
+    pub access_list: Vec<AccessTuple>,
 }
 
 /// Why a message could not run at all (before any code ran), with the reference's texts.
@@ -117,7 +119,9 @@ where
         return (Err(e.into()), evm.inspector);
     }
     let txenv = TxEnv {
-        tx_type: 0,
+        // revm reads an access list (warms it, charges its intrinsic gas) only from a typed
+        // transaction: EIP-2930's type, which is a legacy one plus the list.
+        tx_type: if msg.access_list.is_empty() { 0 } else { 1 },
         caller: raddr(&msg.from),
         gas_limit: msg.gas,
         gas_price: msg.gas_price,
@@ -129,6 +133,7 @@ where
         data: Bytes::copy_from_slice(&msg.input),
         nonce: 0,
         chain_id: None,
+        access_list: super::access_list(&msg.access_list),
         ..TxEnv::default()
     };
     let result = evm.inspect_tx(txenv);

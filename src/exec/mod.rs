@@ -15,6 +15,7 @@
 //! Both leave the same kind of changes, and sealing and import run the same code, so a
 //! block's state root is the same wherever it is run.
 
+pub mod accesslist;
 pub mod cost;
 pub mod db;
 #[cfg(test)]
@@ -580,19 +581,25 @@ fn tx_env(tx: &Transaction, sender: Address, validation_gas: u64) -> TxEnv {
         nonce: tx.nonce(),
         chain_id: None,
         access_list: match tx {
-            Transaction::Ethereum(t) => revm::context::transaction::AccessList(
-                t.access_list
-                    .iter()
-                    .map(|e| revm::context::transaction::AccessListItem {
-                        address: raddr(&e.address),
-                        storage_keys: e.storage_keys.iter().map(|k| B256::from(*k)).collect(),
-                    })
-                    .collect(),
-            ),
+            Transaction::Ethereum(t) => access_list(&t.access_list),
             _ => Default::default(),
         },
         ..TxEnv::default()
     }
+}
+
+/// An access list as revm takes it.
+fn access_list(
+    list: &[crate::types::transaction::AccessTuple],
+) -> revm::context::transaction::AccessList {
+    revm::context::transaction::AccessList(
+        list.iter()
+            .map(|e| revm::context::transaction::AccessListItem {
+                address: raddr(&e.address),
+                storage_keys: e.storage_keys.iter().map(|k| B256::from(*k)).collect(),
+            })
+            .collect(),
+    )
 }
 
 /// The outcome of an EVM result: receipt status, gas (plus `extra_gas`, charged apart),

@@ -955,6 +955,7 @@ mod tests {
             gas_price: 0,
             value: [0; 32],
             input: code.to_vec(),
+            access_list: Vec::new(),
         };
         let source = StateSource::new(&store, root, |_| None);
         let tracer = Tracer::new(mode, later(), Budget::default(), true);
@@ -1123,6 +1124,7 @@ mod tests {
             value: [0; 32],
             // JUMPDEST PUSH1 0 JUMP
             input: hex::decode("5b600056").unwrap(),
+            access_list: Vec::new(),
         };
         let started = Instant::now();
         let deadline = Instant::now() + Duration::from_millis(50);

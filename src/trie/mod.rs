@@ -11,6 +11,7 @@ pub mod node;
 
 pub mod cache;
 pub mod diff;
+mod proof;
 
 use std::collections::HashMap;
 

@@ -733,3 +733,4 @@ pub mod caver;
 pub mod contracts;
 pub mod ethtools;
 pub mod keyfile;
+pub mod mptproof;
