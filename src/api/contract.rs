@@ -72,6 +72,20 @@ impl Namespace for ContractApi {
             Self::get_storage_at
         ),
         method!(
+            "chain_getProof",
+            [p("address", K::Address), p("storageKeys", K::Any), p("block", K::Any)],
+            "The Merkle proof of a contract account and some of its storage slots at a block (EIP-1186)",
+            "object: address, accountProof, balance, codeHash, nonce, storageHash, storageProof",
+            Self::get_proof
+        ),
+        method!(
+            "chain_createAccessList",
+            [p("callArgs", K::Object), super::method::opt("block", K::Any)],
+            "The EIP-2930 access list a message touches, and the gas it uses with that list",
+            "object: accessList, gasUsed, and error when the message fails",
+            Self::create_access_list
+        ),
+        method!(
             "chain_getAccount",
             [p("address", K::Address), p("block", K::Any)],
             "An account at a block: accType and its fields (null when it does not exist)",
@@ -304,6 +318,20 @@ impl ContractApi {
                 .storage_at(&address, &storage_key(&key), &at)?
                 .to_vec(),
         ))
+    }
+
+    /// `chain_getProof(address, storageKeys, block)`: as `eth_getProof`.
+    fn get_proof(&self, _: &Call, p: &Params) -> Result<super::proof::ProofJson> {
+        super::proof::get_proof(self.chain()?, p)
+    }
+
+    /// `chain_createAccessList(callArgs, block?)`: as `eth_createAccessList`.
+    fn create_access_list(
+        &self,
+        _: &Call,
+        p: &Params,
+    ) -> Result<super::accesslist::AccessListJson> {
+        super::accesslist::create_access_list(self.chain()?, p)
     }
 
     /// `chain_getAccount(address, block)`: `null` when the account does not exist.

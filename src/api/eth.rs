@@ -96,6 +96,8 @@ impl Namespace for EthApi {
         method!("eth_fillTransaction", [ARGS], "Fill in a transaction's defaults without signing it: {raw, tx}", "object: raw (0x-hex, unsigned) and tx", Self::fill_transaction),
         method!("eth_sign", [ADDRESS, p("message", K::Bytes)], "Sign a message with an unlocked account (the reference's Klaytn-prefixed hash)", "string: the 65-byte signature, 0x-hex", Self::sign),
         method!("eth_pendingTransactions", [], "The pool's transactions sent from this node's accounts", "array of transaction objects", Self::pending_transactions),
+        method!("eth_getProof", [ADDRESS, p("storageKeys", K::Any), STATE_BLOCK], "The Merkle proof of a contract account and some of its storage slots at a block (EIP-1186)", "object: address, accountProof, balance, codeHash, nonce, storageHash, storageProof", Self::get_proof),
+        method!("eth_createAccessList", [ARGS, opt("block", K::Any)], "The EIP-2930 access list a message touches, and the gas it uses with that list", "object: accessList, gasUsed, and error when the message fails", Self::create_access_list),
         method!("eth_getLogs", [p("criteria", K::Object)], "The logs matching {fromBlock, toBlock | blockHash, address, topics}", "array of log objects", Self::get_logs),
         method!("eth_newFilter", [p("criteria", K::Object)], "Install a filter of the logs of new blocks; its id", "string: the filter id", Self::new_filter),
         method!("eth_newBlockFilter", [], "Install a filter of the hashes of new blocks; its id", "string: the filter id", Self::new_block_filter),
@@ -589,6 +591,18 @@ impl EthApi {
             .filter(|(_, from)| ours.contains(from))
             .map(|(tx, from)| ethjson::transaction(&tx, from, None))
             .collect())
+    }
+
+    fn get_proof(&self, _: &Call, p: &Params) -> Result<super::proof::ProofJson> {
+        super::proof::get_proof(self.chain()?, p)
+    }
+
+    fn create_access_list(
+        &self,
+        _: &Call,
+        p: &Params,
+    ) -> Result<super::accesslist::AccessListJson> {
+        super::accesslist::create_access_list(self.chain()?, p)
     }
 
     fn get_logs(&self, c: &Call, p: &Params) -> Result<Vec<crate::types::json::LogJson>> {
