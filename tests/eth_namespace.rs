@@ -336,3 +336,61 @@ fn state_overrides_run_code_the_chain_does_not_have_and_keep_nothing() {
     assert_eq!(call(&url, "eth_getCode", json!([target, "latest"])), "0x");
     assert_eq!(call(&url, "eth_call", json!([args, "latest"])), "0x");
 }
+
+/// An EIP-2930 transaction's access list is warmed and charged when its code runs, as the
+/// reference's state transition does (EIP-2929/2930): a Token transfer listing the token and
+/// the two balance slots it touches uses 2,400 + 2 x 1,900 gas more for the list and 2 x
+/// 2,000 less for the two slots it no longer reads cold, than the same transfer without.
+#[test]
+fn an_access_list_is_warmed_and_charged_in_a_block() {
+    use common::contracts::{addr_word, compiled, deploy, uint_word};
+    let (n, url) = node();
+    let key = dev_key(&n);
+    let chain_id = quantity_of(&call(&url, "eth_chainId", json!([]))) as u64;
+    let token = compiled("Token");
+    let at = deploy(&url, &key, 0, token.with_args(&[uint_word(1_000_000)]));
+    let holder = key.address();
+    let to = Address([0x77; 20]);
+    // Token.sol's balanceOf mapping is its slot 1: keccak(pad(holder) ++ pad(1)).
+    let slot = |a: &Address| keccak(&[&addr_word(a), &uint_word(1)]);
+    let transfer = token.call_data("transfer(address,uint256)", &[addr_word(&to), uint_word(5)]);
+    let send = |nonce: u64, list: Vec<chain_node::types::ethereum::AccessTuple>| {
+        let mut tx = Transaction::Ethereum(Ethereum {
+            dynamic: false,
+            chain_id,
+            nonce,
+            gas_tip_cap: u256(PRICE),
+            gas_fee_cap: u256(PRICE),
+            gas: 200_000,
+            to: Some(at),
+            value: [0; 32],
+            input: transfer.clone(),
+            access_list: list,
+            signature: None,
+        });
+        tx.sign(&key, chain_id);
+        let Transaction::Ethereum(e) = &tx else {
+            unreachable!()
+        };
+        let hash = call(
+            &url,
+            "eth_sendRawTransaction",
+            json!([hex0x(&e.encode_ethereum())]),
+        );
+        let r = wait_receipt(&url, &hash);
+        assert_eq!(r["status"], "0x1", "{r}");
+        quantity_of(&r["gasUsed"])
+    };
+    // The first transfer makes the recipient's balance slot non-zero; the two measured ones
+    // then write the same kind of slots.
+    send(1, Vec::new());
+    let without = send(2, Vec::new());
+    let with = send(
+        3,
+        vec![chain_node::types::ethereum::AccessTuple {
+            address: at,
+            storage_keys: vec![slot(&holder), slot(&to)],
+        }],
+    );
+    assert_eq!(with, without + 2_400 + 2 * 1_900 - 2 * 2_000);
+}

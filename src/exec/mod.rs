@@ -568,7 +568,13 @@ fn move_balance<S: Source>(
 fn tx_env(tx: &Transaction, sender: Address, validation_gas: u64) -> TxEnv {
     let price = tx.gas_price();
     TxEnv {
-        tx_type: 0,
+        // revm warms and charges an access list only for a typed transaction; EIP-2930's
+        // type is the legacy one plus the list (an EIP-1559 transaction's price is its fee
+        // cap here: there is no base fee).
+        tx_type: match tx {
+            Transaction::Ethereum(_) => 1,
+            _ => 0,
+        },
         caller: raddr(&sender),
         gas_limit: tx.gas() - validation_gas,
         gas_price: u128::from_be_bytes(price[16..].try_into().expect("16 bytes")),
