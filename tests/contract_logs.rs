@@ -9,9 +9,6 @@
 
 mod common;
 
-use std::net::TcpStream;
-use std::time::Duration;
-
 use chain_node::crypto::{keccak256, Address, SecretKey};
 use common::contracts::{addr_word, compiled, create_address, deploy, raw_legacy, uint_word};
 use common::{dev_key, err, http_call, http_post, ok, wait_receipt, Node};
@@ -43,35 +40,7 @@ fn batch(url: &str, calls: &[(&str, Value)]) -> Vec<Value> {
     replies
 }
 
-type Ws = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>;
-
-fn ws_connect(url: &str) -> Ws {
-    let (ws, _) = tungstenite::connect(url).unwrap_or_else(|e| panic!("connect {url}: {e}"));
-    if let tungstenite::stream::MaybeTlsStream::Plain(s) = ws.get_ref() {
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    }
-    ws
-}
-
-fn ws_read(ws: &mut Ws) -> Value {
-    loop {
-        match ws.read().expect("a message within 10 s") {
-            tungstenite::Message::Text(t) => return serde_json::from_str(t.as_str()).unwrap(),
-            tungstenite::Message::Binary(b) => return serde_json::from_slice(&b).unwrap(),
-            _ => continue,
-        }
-    }
-}
-
-/// One call over WebSocket: its response (no notification may come before it).
-fn ws_call(ws: &mut Ws, id: u64, method: &str, params: Value) -> Value {
-    let req = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-    ws.send(tungstenite::Message::text(req.to_string()))
-        .unwrap();
-    let v = ws_read(ws);
-    assert_eq!(v["id"], json!(id), "{v}");
-    v
-}
+use common::ws::{call as ws_call, connect as ws_connect, read as ws_read};
 
 /// The contracts and accounts of the scenario.
 struct World {

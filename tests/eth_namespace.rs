@@ -394,3 +394,71 @@ fn an_access_list_is_warmed_and_charged_in_a_block() {
     );
     assert_eq!(with, without + 2_400 + 2 * 1_900 - 2 * 2_000);
 }
+
+/// `eth_subscribe`: `newHeads` sends each new header in Ethereum's shape, the same object
+/// `eth_getHeaderByHash` answers; `newPendingTransactions` the hash of each transaction
+/// entering the pool; the notifications name the `eth` module.
+#[test]
+fn eth_subscriptions_send_ethereum_shaped_heads() {
+    use common::ws;
+    let n = Node::start(&[
+        "--dev",
+        "--rpc",
+        "--rpcaddr",
+        "127.0.0.1",
+        "--rpcport",
+        "0",
+        "--rpcapi",
+        "chain,eth,rpc",
+        "--ws",
+        "--wsaddr",
+        "127.0.0.1",
+        "--wsport",
+        "0",
+        "--wsapi",
+        "eth",
+        "--ipcdisable",
+    ]);
+    let url = n.http.clone().unwrap();
+    let mut socket = ws::connect(n.ws.as_ref().unwrap());
+    let heads = ok(ws::call(
+        &mut socket,
+        1,
+        "eth_subscribe",
+        json!(["newHeads"]),
+    ));
+    let pending = ok(ws::call(
+        &mut socket,
+        2,
+        "eth_subscribe",
+        json!(["newPendingTransactions"]),
+    ));
+    let key = dev_key(&n);
+    let raw =
+        common::contracts::raw_legacy(&key, 0, Some(Address([0x55; 20])), 1, Vec::new(), 21_000);
+    let hash = call(&url, "eth_sendRawTransaction", json!([raw]));
+    let (mut head, mut announced) = (None, None);
+    while head.is_none() || announced.is_none() {
+        let note = ws::read(&mut socket);
+        assert_eq!(note["method"], "eth_subscription", "{note}");
+        let sub = &note["params"]["subscription"];
+        if *sub == heads {
+            head = Some(note["params"]["result"].clone());
+        } else if *sub == pending {
+            announced = Some(note["params"]["result"].clone());
+        }
+    }
+    assert_eq!(announced.unwrap(), hash);
+    let head = head.unwrap();
+    let receipt = wait_receipt(&url, &hash);
+    assert_eq!(head["hash"], receipt["blockHash"]);
+    assert_eq!(
+        head,
+        call(&url, "eth_getHeaderByHash", json!([head["hash"]]))
+    );
+    assert_eq!(
+        head["gasLimit"],
+        json!(format!("0x{:x}", 999_999_999_999u64))
+    );
+    assert_eq!(head["miner"], json!(dev_account(&n).to_lowercase()));
+}

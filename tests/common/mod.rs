@@ -734,3 +734,4 @@ pub mod contracts;
 pub mod ethtools;
 pub mod keyfile;
 pub mod mptproof;
+pub mod ws;
