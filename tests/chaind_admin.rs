@@ -373,7 +373,7 @@ fn admin_start_http_checks_its_module_list() {
         assert_eq!(
             err(c.call(method, json!(["127.0.0.1", 0, null, "admin,nosuch,klay,foo"]))),
             server_err(
-                "unknown modules nosuch, foo in the module list: this node's modules are admin, chain, debug, net, personal, rpc, txpool, web3; the reference's klay, eth, governance, istanbul, miner, shh, mainbridge, subbridge, chaindatafetcher, clique are accepted too (klay offers chain, the others nothing)"
+                "unknown modules nosuch, foo in the module list: this node's modules are admin, chain, debug, eth, net, personal, rpc, txpool, web3; the reference's klay, governance, istanbul, miner, shh, mainbridge, subbridge, chaindatafetcher, clique are accepted too (klay offers chain, the others nothing)"
             ),
             "{method}"
         );
@@ -393,11 +393,13 @@ fn admin_start_http_checks_its_module_list() {
     let url = nth_endpoint(&n, "HTTP endpoint opened", "http://", 0);
     assert_eq!(
         ok(http_call(&url, "rpc_modules", json!([]))),
-        modules(&["admin", "chain", "debug", "net", "personal", "rpc", "txpool", "web3"])
+        modules(&["admin", "chain", "debug", "eth", "net", "personal", "rpc", "txpool", "web3"])
     );
     assert!(
         n.log_text().lines().any(|l| l.starts_with("WARN")
-            && l.contains("module eth is a module of the reference node that this node does not build: ignored")),
+            && l.contains(
+                "module klay is the reference's name of this node's chain module: chain is offered"
+            )),
         "{}",
         n.log_text()
     );
@@ -432,7 +434,7 @@ fn method_not_found_data_on_the_wire() {
         "governance_vote",
         "klay_getStakingInfo",
         "chain_getStakingInfo",
-        "eth_blockNumber",
+        "eth_resend",
     ] {
         assert_eq!(
             data(c.call(unbuilt, json!([])), unbuilt),
@@ -1085,7 +1087,7 @@ fn default_modules_per_transport() {
     let mut c = ipc_of(&n);
     assert_eq!(
         ok(c.call("rpc_modules", json!([]))),
-        modules(&["admin", "chain", "debug", "net", "personal", "rpc", "txpool", "web3"])
+        modules(&["admin", "chain", "debug", "eth", "net", "personal", "rpc", "txpool", "web3"])
     );
     assert_eq!(ok(c.call("personal_listAccounts", json!([]))), json!([]));
     assert_eq!(
@@ -1140,16 +1142,19 @@ fn rpcapi_flag_chooses_the_http_modules() {
     );
 
     // Entries are trimmed; the reference's module names are accepted (klay is our chain,
-    // eth is not built here), each with a warning in the log.
-    let n3 = Node::start(&args(HTTP, &["--rpcapi", " web3 , eth,admin, klay"]));
+    // istanbul is not built here), each with a warning in the log.
+    let n3 = Node::start(&args(
+        HTTP,
+        &["--rpcapi", " web3 , eth,admin, klay, istanbul"],
+    ));
     let http3 = n3.http.clone().unwrap();
     assert_eq!(
         ok(http_call(&http3, "rpc_modules", json!([]))),
-        modules(&["admin", "chain", "rpc", "web3"])
+        modules(&["admin", "chain", "eth", "rpc", "web3"])
     );
     let log = n3.log_text();
     for note in [
-        "note=\"module eth is a module of the reference node that this node does not build: ignored\"",
+        "note=\"module istanbul is a module of the reference node that this node does not build: ignored\"",
         "note=\"module klay is the reference's name of this node's chain module: chain is offered\"",
     ] {
         assert!(
@@ -1182,7 +1187,7 @@ fn rpcapi_flag_chooses_the_http_modules() {
             .unwrap();
         assert!(
             run.stderr.contains(&format!(
-                "unknown module {name} in the module list: this node's modules are admin, chain, debug, net, personal, rpc, txpool, web3; the reference's klay, eth, governance, istanbul, miner, shh, mainbridge, subbridge, chaindatafetcher, clique are accepted too"
+                "unknown module {name} in the module list: this node's modules are admin, chain, debug, eth, net, personal, rpc, txpool, web3; the reference's klay, governance, istanbul, miner, shh, mainbridge, subbridge, chaindatafetcher, clique are accepted too"
             )),
             "{run:?}"
         );

@@ -613,7 +613,7 @@ fn two_commands_first_one_runs_as_readme_says() {
     let names: Vec<&String> = modules.as_object().unwrap().keys().collect();
     assert_eq!(
         names,
-        ["admin", "chain", "debug", "net", "personal", "rpc", "txpool", "web3"],
+        ["admin", "chain", "debug", "eth", "net", "personal", "rpc", "txpool", "web3"],
         "IPC offers all modules"
     );
     let dev = fs::read_to_string(datadir.join("dev-account")).unwrap();
