@@ -12,7 +12,7 @@
 //! - [`manpage`]: man pages from the clap definitions.
 //!
 //! Above the transports:
-//! - [`api`]: one type per namespace (admin, chain, net, personal, rpc, web3), each method
+//! - [`api`]: one type per namespace (admin, chain, debug, eth, net, personal, rpc, txpool, web3), each method
 //!   declared once with its parameter kinds and handler; typed errors mapped to JSON-RPC
 //!   codes in one place.
 //!

@@ -65,9 +65,10 @@ pub struct Config {
     /// HTTP listening port (0 = any free port)
     #[arg(long, value_name = "PORT", default_value_t = 8551)]
     pub rpcport: u16,
-    /// Modules offered over HTTP, comma-separated (an empty list offers only rpc; the
-    /// reference's klay offers chain, its other modules are accepted and offer nothing; any
-    /// other unknown name is refused)
+    /// Modules offered over HTTP, comma-separated, of admin, chain, debug, eth, net,
+    /// personal, rpc, txpool, web3 (an empty list offers only rpc; the reference's klay
+    /// offers chain, its other modules are accepted and offer nothing; any other unknown name
+    /// is refused)
     #[arg(long, value_name = "LIST", default_value = "chain,net,rpc", value_parser = module_list)]
     pub rpcapi: String,
     /// Origins allowed by CORS, comma-separated (`*` for any; empty: CORS off)
@@ -616,6 +617,19 @@ fn at_least_a_second_or(d: Duration, default: u64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rpcapi_help_names_every_module_of_the_node() {
+        let cmd = Config::command();
+        let help = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "rpcapi")
+            .and_then(|a| a.get_help())
+            .map(|h| h.to_string().replace('\n', " "))
+            .unwrap();
+        let modules = crate::api::spec::modules().join(", ");
+        assert!(help.contains(&modules), "{help} / {modules}");
+    }
 
     #[test]
     fn shell_words_quote_and_escape() {
