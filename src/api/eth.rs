@@ -470,14 +470,9 @@ impl EthApi {
         if r.receipt.is_none() {
             return Ok(None);
         }
-        let block = chain
-            .block_receipts(&r.location.block_hash)?
-            .unwrap_or_default();
-        let cumulative = block
-            .iter()
-            .take(r.location.index as usize + 1)
-            .filter_map(|t| t.receipt.as_ref().map(|s| s.receipt.gas_used))
-            .sum();
+        let cumulative = chain
+            .cumulative_gas(&r.location.block_hash, r.location.index)?
+            .unwrap_or(0);
         Ok(ethjson::receipt(&r, cumulative))
     }
 

@@ -237,6 +237,28 @@ impl super::Chain {
         Ok(())
     }
 
+    /// The gas the transactions of the block with this hash used up to and including the
+    /// one at `index` (a receipt's `cumulativeGasUsed`), read from the stored receipts alone:
+    /// no transaction is decoded and no sender recovered. `None` when the chain does not
+    /// have the block's receipts.
+    pub fn cumulative_gas(&self, hash: &Hash, index: u64) -> Result<Option<u64>, LogsError> {
+        let Some(receipts) = self.db.receipts(hash)? else {
+            return Ok(None);
+        };
+        let receipts = Receipt::decode_list(&receipts).map_err(|e| corrupt(hash, e))?;
+        Ok(Some(
+            receipts
+                .iter()
+                .take(
+                    usize::try_from(index)
+                        .unwrap_or(usize::MAX)
+                        .saturating_add(1),
+                )
+                .map(|r| r.gas_used)
+                .sum(),
+        ))
+    }
+
     /// Every transaction of the block with this hash with its sender, place and receipt
     /// (each receipt knowing the block-wide index of its first log), in block order; `None`
     /// when the chain does not have that block. Fails with [`LogsError::ReceiptCount`] when
@@ -595,5 +617,18 @@ mod tests {
         // What chain_getTransactionReceipt reports agrees.
         let one = f.chain.transaction(&t3).unwrap().unwrap();
         assert_eq!(one.receipt, records[2].receipt);
+        // The cumulative gas of each, from the receipts alone: the sum of the gas used so far.
+        let used: Vec<u64> = records
+            .iter()
+            .map(|r| r.receipt.as_ref().unwrap().receipt.gas_used)
+            .collect();
+        assert!(used.iter().all(|&g| g >= 21_000));
+        for i in 0..3 {
+            assert_eq!(
+                f.chain.cumulative_gas(&b, i as u64).unwrap(),
+                Some(used[..=i].iter().sum())
+            );
+        }
+        assert_eq!(f.chain.cumulative_gas(&[7; 32], 0).unwrap(), None);
     }
 }
