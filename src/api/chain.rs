@@ -126,7 +126,15 @@ pub struct ChainFeeds {
     /// The logs of new blocks, per subscriber's criteria (`logs`; fed by
     /// [`super::filters::FilterService`]).
     pub logs: Arc<super::filters::LogFeed>,
+    /// New block headers in Ethereum's shape (the `eth` namespace's `newHeads`).
+    pub eth_new_heads: Arc<Feed>,
+    /// How a new head's Ethereum-shaped header is made from its hash (set by the `eth`
+    /// namespace, which knows the chain; unset, `eth` `newHeads` has nothing to send).
+    pub eth_head: std::sync::OnceLock<EthHeadFn>,
 }
+
+/// The Ethereum-shaped header of the block with this hash, if the chain has it.
+pub type EthHeadFn = Box<dyn Fn(&[u8; 32]) -> Option<serde_json::Value> + Send + Sync>;
 
 impl Namespace for ChainApi {
     const MODULE: &'static str = "chain";
@@ -385,17 +393,17 @@ impl ChainApi {
         self
     }
 
-    fn chain(&self) -> Result<&Chain> {
+    pub(super) fn chain(&self) -> Result<&Chain> {
         self.chain.as_deref().ok_or(Error::NoChain)
     }
 
     /// `chain_blockNumber`: the head block's number, as a quantity.
-    fn block_number(&self, _: &Call, _: &Params) -> Result<String> {
+    pub(super) fn block_number(&self, _: &Call, _: &Params) -> Result<String> {
         Ok(format!("0x{:x}", self.chain()?.head_number()))
     }
 
     /// `chain_chainID`: the chain id, as a quantity.
-    fn chain_id(&self, _: &Call, _: &Params) -> Result<String> {
+    pub(super) fn chain_id(&self, _: &Call, _: &Params) -> Result<String> {
         Ok(format!("0x{:x}", self.chain()?.chain_id()))
     }
 
@@ -417,7 +425,7 @@ impl ChainApi {
 
     /// `chain_syncing`: `false` unless blocks are being fetched from a peer whose head is
     /// beyond ours; then where the sync is.
-    fn syncing(&self, _: &Call, _: &Params) -> Result<Syncing> {
+    pub(super) fn syncing(&self, _: &Call, _: &Params) -> Result<Syncing> {
         Ok(Syncing::of(self.sync.as_ref().and_then(|s| s.progress())))
     }
 
@@ -525,7 +533,7 @@ impl ChainApi {
     }
 
     /// `chain_gasPrice`: the unit price, as a quantity.
-    fn gas_price(&self, _: &Call, _: &Params) -> Result<String> {
+    pub(super) fn gas_price(&self, _: &Call, _: &Params) -> Result<String> {
         Ok(format!("0x{:x}", self.chain()?.unit_price()))
     }
 
@@ -554,13 +562,13 @@ impl ChainApi {
     }
 
     /// `chain_getBalance(address, block?)`: the balance, as a quantity.
-    fn get_balance(&self, _: &Call, p: &Params) -> Result<Option<String>> {
+    pub(super) fn get_balance(&self, _: &Call, p: &Params) -> Result<Option<String>> {
         Ok(self.account_at(p)?.map(|a| quantity(&a.balance)))
     }
 
     /// `chain_getTransactionCount(address, block?)`: the nonce, as a quantity; with
     /// `pending`, counting the sender's transactions in the pool.
-    fn get_transaction_count(&self, _: &Call, p: &Params) -> Result<Option<String>> {
+    pub(super) fn get_transaction_count(&self, _: &Call, p: &Params) -> Result<Option<String>> {
         if p.raw(1).and_then(|v| v.as_str()) == Some("pending") {
             let address: Address = p.required(0)?;
             let n = self.chain()?.pending_nonce(&address)?;
@@ -668,7 +676,7 @@ impl ChainApi {
 
     /// The unlocked key of `from`: the account must still be in the keystore (`unknown
     /// account`), then unlocked (`authentication needed: password or unlock`).
-    fn unlocked_key(&self, from: Address) -> super::txargs::KeySource<'_> {
+    pub(super) fn unlocked_key(&self, from: Address) -> super::txargs::KeySource<'_> {
         Box::new(move || {
             if !self.keystore.contains_within(from, KEYSTORE_RECHECK) {
                 return Err(KsError::UnknownAccount.into());
@@ -726,7 +734,7 @@ impl ChainApi {
     }
 
     /// `chain_accounts`: the addresses of the keystore, sorted by key-file URL.
-    fn accounts(&self, _: &Call, _: &Params) -> Result<Vec<Address>> {
+    pub(super) fn accounts(&self, _: &Call, _: &Params) -> Result<Vec<Address>> {
         Ok(self.keystore.addresses())
     }
 
@@ -734,7 +742,7 @@ impl ChainApi {
     /// in the keystore (`unknown account` once its key file is gone, even while its key is
     /// unlocked; noticed within [`KEYSTORE_RECHECK`]), then unlocked (`authentication needed:
     /// password or unlock`).
-    fn sign(&self, _: &Call, p: &Params) -> Result<HexOut> {
+    pub(super) fn sign(&self, _: &Call, p: &Params) -> Result<HexOut> {
         let address: Address = p.required(0)?;
         let message: HexBytes = p.required(1)?;
         if !self.keystore.contains_within(address, KEYSTORE_RECHECK) {

@@ -286,7 +286,7 @@ impl ContractApi {
     }
 
     /// `chain_getCode(address, block)`.
-    fn get_code(&self, _: &Call, p: &Params) -> Result<HexOut> {
+    pub(super) fn get_code(&self, _: &Call, p: &Params) -> Result<HexOut> {
         let chain = self.chain()?;
         let address: Address = p.required(0)?;
         let at = block_param(chain, p, 1)?;
@@ -294,7 +294,7 @@ impl ContractApi {
     }
 
     /// `chain_getStorageAt(address, key, block)`: always 32 bytes.
-    fn get_storage_at(&self, _: &Call, p: &Params) -> Result<HexOut> {
+    pub(super) fn get_storage_at(&self, _: &Call, p: &Params) -> Result<HexOut> {
         let chain = self.chain()?;
         let address: Address = p.required(0)?;
         let key: String = p.required(1)?;

@@ -161,7 +161,7 @@ impl LogsApi {
     /// range (`fromBlock`, `toBlock`, both `latest` by default), in chain order. A range
     /// starting past the head is empty; one ending past it is an error naming the first
     /// missing block; more than 10000 logs or 10 s are errors.
-    fn get_logs(&self, _: &Call, p: &Params) -> Result<Vec<LogJson>> {
+    pub(super) fn get_logs(&self, _: &Call, p: &Params) -> Result<Vec<LogJson>> {
         let c: Criteria = p.required(0)?;
         let chain = self.chain()?;
         let found = match c.block_hash {
@@ -181,21 +181,21 @@ impl LogsApi {
 
     /// `chain_newFilter(criteria)`: a log filter's id. Its criteria's bounds must be one of
     /// the reference's combinations; a `blockHash` is ignored, as the reference ignores it.
-    fn new_filter(&self, _: &Call, p: &Params) -> Result<String> {
+    pub(super) fn new_filter(&self, _: &Call, p: &Params) -> Result<String> {
         let c: Criteria = p.required(0)?;
         self.chain()?;
         Ok(self.filters.install(FilterKind::Logs(c), Instant::now())?)
     }
 
     /// `chain_newBlockFilter()`: a block filter's id (parameters are ignored).
-    fn new_block_filter(&self, _: &Call, _: &Params) -> Result<String> {
+    pub(super) fn new_block_filter(&self, _: &Call, _: &Params) -> Result<String> {
         self.chain()?;
         Ok(self.filters.install(FilterKind::Blocks, Instant::now())?)
     }
 
     /// `chain_newPendingTransactionFilter()`: a pending-transaction filter's id
     /// (parameters are ignored).
-    fn new_pending_transaction_filter(&self, _: &Call, _: &Params) -> Result<String> {
+    pub(super) fn new_pending_transaction_filter(&self, _: &Call, _: &Params) -> Result<String> {
         self.chain()?;
         Ok(self
             .filters
@@ -205,7 +205,7 @@ impl LogsApi {
     /// `chain_getFilterChanges(id)`: since the filter's last poll (or its creation), the
     /// hashes of new blocks, the hashes of transactions that entered the pool, or the
     /// matching logs of the new blocks; `[]` when nothing came. Keeps the filter alive.
-    fn get_filter_changes(&self, _: &Call, p: &Params) -> Result<FilterChanges> {
+    pub(super) fn get_filter_changes(&self, _: &Call, p: &Params) -> Result<FilterChanges> {
         let FilterId(id) = p.required(0)?;
         let chain = self.chain()?;
         match self.filters.changes(&id, Instant::now())? {
@@ -230,7 +230,7 @@ impl LogsApi {
     /// `chain_getFilterLogs(id)`: every log matching a log filter's criteria over its
     /// range, as `chain_getLogs` answers it; `filter not found` for a filter of another
     /// kind. Does not count as a poll.
-    fn get_filter_logs(&self, _: &Call, p: &Params) -> Result<Vec<LogJson>> {
+    pub(super) fn get_filter_logs(&self, _: &Call, p: &Params) -> Result<Vec<LogJson>> {
         let FilterId(id) = p.required(0)?;
         self.chain()?;
         let c = self.filters.log_criteria(&id)?;
@@ -238,7 +238,7 @@ impl LogsApi {
     }
 
     /// `chain_uninstallFilter(id)`: true when the filter existed, false otherwise.
-    fn uninstall_filter(&self, _: &Call, p: &Params) -> Result<bool> {
+    pub(super) fn uninstall_filter(&self, _: &Call, p: &Params) -> Result<bool> {
         let FilterId(id) = p.required(0)?;
         self.chain()?;
         Ok(self.filters.uninstall(&id))

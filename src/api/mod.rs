@@ -9,6 +9,10 @@ pub mod consensus;
 pub mod contract;
 pub mod debug;
 pub mod error;
+pub mod eth;
+mod ethargs;
+pub mod ethjson;
+pub mod fees;
 pub mod filters;
 pub mod goparams;
 pub mod logs;
@@ -80,6 +84,8 @@ pub struct Apis {
     pub recover: Arc<recover::RecoverApi>,
     pub rpc: Arc<rpc::RpcApi>,
     pub debug: Arc<debug::DebugApi>,
+    pub eth: Arc<eth::EthApi>,
+    pub fees: Arc<fees::FeeApi>,
     pub txpool: Arc<txpool::TxpoolApi>,
     pub web3: Arc<web3::Web3Api>,
 }
@@ -94,6 +100,8 @@ impl Apis {
         register(&self.contract, r);
         register(&self.logs, r);
         register(&self.debug, r);
+        register(&self.eth, r);
+        register(&self.fees, r);
         register(&self.net, r);
         register(&self.personal, r);
         register(&self.rpc, r);

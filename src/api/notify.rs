@@ -64,6 +64,11 @@ fn deliver(feeds: &ChainFeeds, e: &Event) {
         Event::NewHead(h) => {
             let payload = serde_json::to_value(HeadJson::from(&**h)).expect("a head serializes");
             feeds.new_heads.publish(&payload);
+            if feeds.eth_new_heads.subscriber_count() > 0 {
+                if let Some(eth) = feeds.eth_head.get().and_then(|f| f(&h.hash)) {
+                    feeds.eth_new_heads.publish(&eth);
+                }
+            }
         }
         Event::PendingTransaction(hash) => {
             let payload = serde_json::Value::String(crypto::to_hex0x(hash));

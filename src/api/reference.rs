@@ -13,7 +13,6 @@ use crate::rpc::Registry;
 /// on other configurations of the reference node (admin-and-rpc.md 2.1).
 pub const MODULES: &[(&str, Option<&str>)] = &[
     ("klay", Some("chain")),
-    ("eth", None),
     ("governance", None),
     ("istanbul", None),
     ("miner", None),
@@ -361,6 +360,8 @@ mod tests {
             "admin_addPeer",
             "personal_unlockAccount",
             "chain_subscribe",
+            "eth_blockNumber",
+            "eth_subscribe",
         ] {
             assert!(!unbuilt.iter().any(|n| n == built), "{built}");
         }
@@ -368,7 +369,7 @@ mod tests {
             "klay_getStakingInfo",
             "chain_getStakingInfo",
             "governance_vote",
-            "eth_blockNumber",
+            "eth_resend",
             "admin_startSpamThrottler",
             "istanbul_getSnapshot",
         ] {

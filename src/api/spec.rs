@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 
 use super::method::{specs, MethodSpec};
 use super::{
-    admin, chain, consensus, contract, debug, logs, net, personal, recover, rpc, txpool, web3,
+    admin, chain, consensus, contract, debug, eth, fees, logs, net, personal, recover, rpc, txpool,
+    web3,
 };
 
 static METHODS: LazyLock<Vec<MethodSpec>> = LazyLock::new(|| {
@@ -20,7 +21,9 @@ static METHODS: LazyLock<Vec<MethodSpec>> = LazyLock::new(|| {
     v.extend(specs::<recover::RecoverApi>());
     v.extend(specs::<contract::ContractApi>());
     v.extend(specs::<logs::LogsApi>());
+    v.extend(specs::<fees::FeeApi>());
     v.extend(specs::<debug::DebugApi>());
+    v.extend(specs::<eth::EthApi>());
     v.extend(specs::<net::NetApi>());
     v.extend(specs::<personal::PersonalApi>());
     v.extend(specs::<rpc::RpcApi>());
@@ -141,25 +144,40 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ks = Arc::new(Keystore::open(dir.path().join("keystore")).unwrap());
         let unlocked = Arc::new(Unlocked::new());
+        let feeds = Arc::new(ChainFeeds::default());
+        let chain_api = Arc::new(chain::ChainApi::new(
+            ks.clone(),
+            unlocked.clone(),
+            feeds.clone(),
+            None,
+        ));
+        let contract_api = Arc::new(contract::ContractApi::new(None));
+        let logs_api = Arc::new(logs::LogsApi::new(
+            None,
+            Arc::new(super::super::filters::Filters::default()),
+        ));
+        let fee_api = Arc::new(fees::FeeApi::new(None));
         let apis = Apis {
             admin: Arc::new(admin::AdminApi::new(
                 dir.path().into(),
                 Arc::new(NoEndpoints),
                 SubscriptionLimit::default(),
             )),
-            chain: Arc::new(chain::ChainApi::new(
-                ks.clone(),
-                unlocked.clone(),
-                Arc::new(ChainFeeds::default()),
-                None,
-            )),
+            chain: chain_api.clone(),
             consensus: Arc::new(consensus::ConsensusApi::new(None, None)),
             recover: Arc::new(recover::RecoverApi::new(None)),
-            contract: Arc::new(contract::ContractApi::new(None)),
-            logs: Arc::new(logs::LogsApi::new(
+            contract: contract_api.clone(),
+            logs: logs_api.clone(),
+            eth: Arc::new(eth::EthApi::new(
+                chain_api,
+                contract_api,
+                logs_api,
+                fee_api.clone(),
+                feeds,
                 None,
-                Arc::new(super::super::filters::Filters::default()),
+                crate::crypto::Address([0; 20]),
             )),
+            fees: fee_api,
             net: Arc::new(net::NetApi::new(1, Arc::new(AtomicBool::new(false)))),
             personal: Arc::new(personal::PersonalApi::new(ks, unlocked, false)),
             rpc: Arc::new(rpc::RpcApi),
@@ -193,7 +211,10 @@ mod tests {
             [
                 ("chain".to_string(), "logs".to_string()),
                 ("chain".to_string(), "newHeads".to_string()),
-                ("chain".to_string(), "newPendingTransactions".to_string())
+                ("chain".to_string(), "newPendingTransactions".to_string()),
+                ("eth".to_string(), "logs".to_string()),
+                ("eth".to_string(), "newHeads".to_string()),
+                ("eth".to_string(), "newPendingTransactions".to_string())
             ]
         );
     }
@@ -207,22 +228,23 @@ mod tests {
         );
         assert!(list.warnings.is_empty());
         assert!(resolve_modules("").unwrap().offered.is_empty());
-        // The reference suite's list: klay offers chain, eth is accepted and offers nothing.
-        let list = resolve_modules("admin,eth,klay,net,personal,debug,web3,txpool").unwrap();
+        // The reference suite's list: klay offers chain; eth is a module of ours.
+        let list =
+            resolve_modules("admin,eth,klay,net,personal,debug,web3,txpool,istanbul").unwrap();
         assert_eq!(
             list.offered.iter().map(String::as_str).collect::<Vec<_>>(),
-            ["admin", "chain", "debug", "net", "personal", "txpool", "web3"]
+            ["admin", "chain", "debug", "eth", "net", "personal", "txpool", "web3"]
         );
         assert_eq!(
             list.warnings,
             [
-                "module eth is a module of the reference node that this node does not build: ignored",
-                "module klay is the reference's name of this node's chain module: chain is offered"
+                "module klay is the reference's name of this node's chain module: chain is offered",
+                "module istanbul is a module of the reference node that this node does not build: ignored"
             ]
         );
         assert_eq!(
             resolve_modules("chain,nosuch,foo,nosuch").unwrap_err(),
-            "unknown modules nosuch, foo in the module list: this node's modules are admin, chain, debug, net, personal, rpc, txpool, web3; the reference's klay, eth, governance, istanbul, miner, shh, mainbridge, subbridge, chaindatafetcher, clique are accepted too (klay offers chain, the others nothing)"
+            "unknown modules nosuch, foo in the module list: this node's modules are admin, chain, debug, eth, net, personal, rpc, txpool, web3; the reference's klay, governance, istanbul, miner, shh, mainbridge, subbridge, chaindatafetcher, clique are accepted too (klay offers chain, the others nothing)"
         );
         // Names are exact: no case folding.
         assert!(resolve_modules("Chain").is_err());
@@ -242,7 +264,7 @@ mod tests {
         }
         assert_eq!(
             modules(),
-            ["admin", "chain", "debug", "net", "personal", "rpc", "txpool", "web3"]
+            ["admin", "chain", "debug", "eth", "net", "personal", "rpc", "txpool", "web3"]
         );
         for m in methods() {
             assert!(

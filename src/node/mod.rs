@@ -574,6 +574,21 @@ impl Node {
             .map(|p| Arc::new(peers::ProtocolSync(p)) as Arc<dyn crate::api::chain::SyncStatus>);
         let feeds = Arc::new(ChainFeeds::default());
         let filters = crate::api::filters::Filters::new();
+        let chain_api = Arc::new(
+            ChainApi::new(
+                keystore.clone(),
+                unlocked.clone(),
+                feeds.clone(),
+                chain.clone(),
+            )
+            .with_sync(sync_status),
+        );
+        let contract_api = Arc::new(crate::api::contract::ContractApi::new(chain.clone()));
+        let logs_api = Arc::new(crate::api::logs::LogsApi::new(
+            chain.clone(),
+            filters.clone(),
+        ));
+        let fee_api = Arc::new(crate::api::fees::FeeApi::new(chain.clone()));
         let apis = Apis {
             admin: Arc::new(
                 AdminApi::new(datadir.clone(), endpoints.clone(), limit.clone())
@@ -586,25 +601,24 @@ impl Node {
                     .with_peers(peers.clone())
                     .with_node_config(node_config(cfg, &datadir, chain.as_deref(), sealing_as)),
             ),
-            chain: Arc::new(
-                ChainApi::new(
-                    keystore.clone(),
-                    unlocked.clone(),
-                    feeds.clone(),
-                    chain.clone(),
-                )
-                .with_sync(sync_status),
-            ),
+            chain: chain_api.clone(),
             consensus: Arc::new(crate::api::consensus::ConsensusApi::new(
                 chain.clone(),
                 sealing_as,
             )),
             recover: Arc::new(crate::api::recover::RecoverApi::new(chain.clone())),
-            contract: Arc::new(crate::api::contract::ContractApi::new(chain.clone())),
-            logs: Arc::new(crate::api::logs::LogsApi::new(
+            contract: contract_api.clone(),
+            logs: logs_api.clone(),
+            eth: Arc::new(crate::api::eth::EthApi::new(
+                chain_api,
+                contract_api,
+                logs_api,
+                fee_api.clone(),
+                feeds.clone(),
                 chain.clone(),
-                filters.clone(),
+                sealing_as.unwrap_or_else(|| identity.address()),
             )),
+            fees: fee_api,
             net: Arc::new(NetApi::new(cfg.networkid, listening).with_peers(peers)),
             personal: Arc::new(
                 PersonalApi::new(

@@ -88,6 +88,11 @@ impl NodeIdentity {
         }
     }
 
+    /// The address of the node key (the reference's node address).
+    pub fn address(&self) -> crate::crypto::Address {
+        self.key.address()
+    }
+
     /// The node id: 128 lower-case hex digits, no `0x`.
     pub fn id(&self) -> &str {
         &self.id
