@@ -25,11 +25,13 @@
 //!   `ETH_ROUND_TXS` (default 10,000) a round over `ETH_CONNS` connections, each holder's
 //!   transfers on one connection in nonce order, `ETH_ROUNDS` (default 3) rounds per node,
 //!   timed from the first send until the client has seen a receipt with status 1 for each
-//!   (the receipt watcher of benches/support/rounds.rs, as `contracts.rs` does).
+//!   (the receipt watcher of benches/support/rounds.rs, as `contracts.rs` does, with
+//!   `eth_getTransactionReceipt` and `eth_blockNumber`).
 //!
-//! Until the `eth` namespace is on our node, `ETH_NAMES=chain` calls its `chain_` methods,
-//! which do the same work (`chain_sendRawTransaction` taking the reference's envelope, 0x78
-//! before Ethereum's typed encoding).
+//! `ETH_RECEIPTS=chain`: our node's heads and receipts are asked with `chain_blockNumber` and
+//! `chain_getTransactionReceipt` (the same answers), a switch for as long as our
+//! `eth_getTransactionReceipt` costs a recovery of every sender of the block (about 30 µs a
+//! transaction of the block for each receipt: a round of 10,000 would take ours many minutes).
 //!
 //! Run: `cargo bench --bench eth` (`ETH_PARTS`, default `calls,logs,sends`). Every figure is
 //! printed per round, then as median and spread, then as `RESULT` lines.
@@ -75,55 +77,43 @@ fn main() {
     let round_txs = common::env_or("ETH_ROUND_TXS", 10_000usize);
     let parts = std::env::var("ETH_PARTS").unwrap_or_else(|_| "calls,logs,sends".into());
     let part = |p: &str| parts.split(',').any(|x| x == p);
-    let chain_names = std::env::var("ETH_NAMES").is_ok_and(|v| v == "chain");
-    let (apis, prefix) = if chain_names {
-        ("chain", "chain")
-    } else {
-        ("eth,chain", "eth")
-    };
 
+    let receipts = if std::env::var("ETH_RECEIPTS").is_ok_and(|v| v == "chain") {
+        "chain"
+    } else {
+        "eth"
+    };
     let (anvil_bin, _) = foundry::foundry();
     let work = tempfile::tempdir().unwrap();
     println!(
-        "eth: {holders_n} holders, our methods {prefix}_*, {} cores, load average {}",
+        "eth: {holders_n} holders, our receipts by {receipts}_getTransactionReceipt, {} cores, load average {}",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         loadavg()
     );
     let holders = common::numbered_keys(holders_n as u64);
     let holder_addrs: Vec<Address> = holders.iter().map(|k| k.address()).collect();
-    let pair = Pair::start(work.path(), &anvil_bin, apis, prefix);
+    let pair = Pair::start(work.path(), &anvil_bin, "eth,chain", receipts);
     let (ours, anvil) = (&pair.ours, &pair.anvil);
     let tok = compiled("Token");
     let (token, setup) = token_setup(&tok, &holder_addrs);
     for ep in [ours, anvil] {
         run_setup(ep, &setup);
     }
-    // Our raw transaction: Ethereum's encoding for eth_, the reference's envelope for chain_.
-    let ours_raw = |tx: &chain_node::types::transaction::Ethereum| {
-        let bytes = if chain_names {
-            tx.encode()
-        } else {
-            tx.encode_ethereum()
-        };
-        format!("0x{}", hex::encode(bytes))
-    };
     let mut results = Vec::new();
 
     if part("calls") {
-        let bodies: Vec<[String; 2]> = holder_addrs
+        // The same requests to both.
+        let bodies: Vec<String> = holder_addrs
             .iter()
             .take(1000)
             .map(|a| {
                 let data = tok.call_data("balanceOf(address)", &[addr_word(a)]);
                 let params = json!([{"to": hex0x(&token.0), "data": hex0x(&data)}, "latest"]);
-                [ours, anvil].map(|ep| ep.body(&format!("{}_call", ep.prefix), &params))
+                ours.body("eth_call", &params)
             })
             .collect();
-        let probe: Vec<Value> = [ours, anvil]
-            .iter()
-            .enumerate()
-            .map(|(i, ep)| ep.raw(&bodies[0][i]))
-            .collect();
+        let bodies: Vec<&str> = bodies.iter().map(String::as_str).collect();
+        let probe: Vec<Value> = [ours, anvil].iter().map(|ep| ep.raw(bodies[0])).collect();
         println!(
             "calls: balanceOf(holder 0): ours {}, anvil {}",
             probe[0], probe[1]
@@ -133,9 +123,9 @@ fn main() {
             let mut rates = [Vec::new(), Vec::new()];
             for r in 0..call_rounds {
                 for (i, ep) in [ours, anvil].into_iter().enumerate() {
-                    let mine: Vec<&str> = bodies.iter().map(|b| b[i].as_str()).collect();
                     let other = if i == 0 { anvil } else { ours };
-                    let (rate, p50, p99, cpu) = other.paused(|| call_load(ep, &mine, c, call_secs));
+                    let (rate, p50, p99, cpu) =
+                        other.paused(|| call_load(ep, &bodies, c, call_secs));
                     println!(
                         "  round {r}, {c} conn: {:<5} {rate:>7.0} calls/s (p50 {:.0} µs, p99 {:.0} µs; node {cpu:.2} cores, {:.1} µs of CPU a call)",
                         ep.name,
@@ -159,18 +149,14 @@ fn main() {
         let transfer_topic = hex0x(&keccak256(b"Transfer(address,address,uint256)"));
         let transfer = tok.selector("transfer(address,uint256)");
         let t = Instant::now();
-        let txs: Vec<(String, String, String)> = (0..log_blocks)
+        let txs: Vec<(String, String)> = (0..log_blocks)
             .map(|i| {
                 let mut data = transfer.clone();
                 data.extend_from_slice(&addr_word(&holder_addrs[i % LOG_RECIPIENTS]));
                 data.extend_from_slice(&uint_word(1));
                 let nonce = (setup.len() + i) as u64;
                 let tx = dynamic_fee_tx(&funder(), nonce, token, 0, data, TRANSFER_GAS);
-                (
-                    ours_raw(&tx),
-                    hex0x(&tx.encode_ethereum()),
-                    hex0x(&tx.hash()),
-                )
+                (hex0x(&tx.encode_ethereum()), hex0x(&tx.hash()))
             })
             .collect();
         println!(
@@ -179,8 +165,8 @@ fn main() {
         );
         // Both at once: ours is paced by its sealer's 20 ms tick, not by the CPU.
         let ranges = std::thread::scope(|s| {
-            let a = s.spawn(|| one_per_block(anvil, txs.iter().map(|t| (&t.1, &t.2))));
-            let o = one_per_block(ours, txs.iter().map(|t| (&t.0, &t.2)));
+            let a = s.spawn(|| one_per_block(anvil, &txs));
+            let o = one_per_block(ours, &txs);
             [o, a.join().unwrap()]
         });
         let criteria = |range: (u64, u64), selective: bool| {
@@ -199,12 +185,7 @@ fn main() {
             let bodies: Vec<String> = [ours, anvil]
                 .iter()
                 .zip(ranges)
-                .map(|(ep, range)| {
-                    ep.body(
-                        &format!("{}_getLogs", ep.prefix),
-                        &criteria(range, selective),
-                    )
-                })
+                .map(|(ep, range)| ep.body("eth_getLogs", &criteria(range, selective)))
                 .collect();
             // Both must find the same logs: as many, in as many blocks, on the token.
             let counts: Vec<(usize, usize)> = [ours, anvil]
@@ -282,17 +263,12 @@ fn main() {
                     data.extend_from_slice(&addr_word(&holder_addrs[to]));
                     data.extend_from_slice(&uint_word(1));
                     let tx = dynamic_fee_tx(&holders[h], nonce, token, 0, data, TRANSFER_GAS);
-                    let body = |ep: &Endpoint, raw: &str| {
-                        request(&format!(
-                            r#"{{"jsonrpc":"2.0","id":1,"method":"{}_sendRawTransaction","params":["{raw}"]}}"#,
-                            ep.prefix
-                        ))
-                    };
-                    (
-                        body(ours, &ours_raw(&tx)),
-                        body(anvil, &hex0x(&tx.encode_ethereum())),
-                        hex0x(&tx.hash()),
-                    )
+                    let raw = hex0x(&tx.encode_ethereum());
+                    let body = request(&format!(
+                        r#"{{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["{raw}"]}}"#
+                    ));
+                    // The same request to both.
+                    (body.clone(), body, hex0x(&tx.hash()))
                 },
             );
             println!(
@@ -343,14 +319,10 @@ fn hex0x(b: &[u8]) -> String {
 /// sent when the head has moved (our dev chain seals as soon as a transaction is pending),
 /// on anvil interval mining is off and `evm_mine` follows each send. Checks that every
 /// transaction has a receipt with status 1 in its own block; the first and last block.
-fn one_per_block<'a>(
-    ep: &Endpoint,
-    txs: impl ExactSizeIterator<Item = (&'a String, &'a String)>,
-) -> (u64, u64) {
+fn one_per_block(ep: &Endpoint, txs: &[(String, String)]) -> (u64, u64) {
     let n = txs.len();
     let t = Instant::now();
     let mut c = Conn::new(&ep.addr);
-    let send = format!("{}_sendRawTransaction", ep.prefix);
     let call = |c: &mut Conn, method: &str, params: Value| -> Value {
         let v: Value = serde_json::from_str(&c.call(&ep.body(method, &params))).unwrap();
         assert!(v.get("error").is_none(), "{}: {method}: {v}", ep.name);
@@ -362,7 +334,10 @@ fn one_per_block<'a>(
     let first = ep.head(&mut c) + 1;
     let mut hashes = Vec::with_capacity(n);
     for (head, (raw, hash)) in (first - 1..).zip(txs) {
-        assert_eq!(call(&mut c, &send, json!([raw])), json!(hash));
+        assert_eq!(
+            call(&mut c, "eth_sendRawTransaction", json!([raw])),
+            json!(hash)
+        );
         if ep.anvil {
             call(&mut c, "evm_mine", json!([]));
         }
@@ -383,7 +358,7 @@ fn one_per_block<'a>(
         let batch: Vec<Value> = chunk
             .iter()
             .enumerate()
-            .map(|(j, h)| json!({"jsonrpc": "2.0", "id": j, "method": format!("{}_getTransactionReceipt", ep.prefix), "params": [h]}))
+            .map(|(j, h)| json!({"jsonrpc": "2.0", "id": j, "method": "eth_getTransactionReceipt", "params": [h]}))
             .collect();
         let replies: Vec<Value> =
             serde_json::from_str(&c.call(&Value::Array(batch).to_string())).unwrap();
