@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use chain_node::crypto::{keccak256, Address, SecretKey};
-use chain_node::types::transaction::{Legacy, Transaction};
+use chain_node::types::transaction::{Ethereum, Legacy, Transaction};
 
 /// A compiled contract of `tests/contracts/out`.
 pub struct Compiled {
@@ -102,6 +102,38 @@ pub fn legacy_tx(
     });
     tx.sign(key, 1000);
     tx
+}
+
+/// An EIP-1559 transaction (Ethereum's dynamic-fee type) to `to` signed by `key` for chain
+/// 1000, its fee cap and tip cap both the dev unit price (the base fee being 0), no access
+/// list. `encode_ethereum()` of its body is what `eth_sendRawTransaction` takes, `encode()`
+/// the reference's envelope (`78 ||`) that `chain_sendRawTransaction` takes.
+pub fn dynamic_fee_tx(
+    key: &SecretKey,
+    nonce: u64,
+    to: Address,
+    value: u128,
+    input: Vec<u8>,
+    gas: u64,
+) -> Ethereum {
+    let mut tx = Transaction::Ethereum(Ethereum {
+        dynamic: true,
+        chain_id: 1000,
+        nonce,
+        gas_tip_cap: super::u256(super::PRICE),
+        gas_fee_cap: super::u256(super::PRICE),
+        gas,
+        to: Some(to),
+        value: super::u256(value),
+        input,
+        access_list: Vec::new(),
+        signature: None,
+    });
+    tx.sign(key, 1000);
+    match tx {
+        Transaction::Ethereum(t) => t,
+        _ => unreachable!("built as Ethereum's"),
+    }
 }
 
 /// [`legacy_tx`] as `0x`-hex raw bytes for `chain_sendRawTransaction`.
