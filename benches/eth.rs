@@ -28,11 +28,6 @@
 //!   (the receipt watcher of benches/support/rounds.rs, as `contracts.rs` does, with
 //!   `eth_getTransactionReceipt` and `eth_blockNumber`).
 //!
-//! `ETH_RECEIPTS=chain`: our node's heads and receipts are asked with `chain_blockNumber` and
-//! `chain_getTransactionReceipt` (the same answers), a switch for as long as our
-//! `eth_getTransactionReceipt` costs a recovery of every sender of the block (about 30 µs a
-//! transaction of the block for each receipt: a round of 10,000 would take ours many minutes).
-//!
 //! Run: `cargo bench --bench eth` (`ETH_PARTS`, default `calls,logs,sends`). Every figure is
 //! printed per round, then as median and spread, then as `RESULT` lines.
 
@@ -78,21 +73,16 @@ fn main() {
     let parts = std::env::var("ETH_PARTS").unwrap_or_else(|_| "calls,logs,sends".into());
     let part = |p: &str| parts.split(',').any(|x| x == p);
 
-    let receipts = if std::env::var("ETH_RECEIPTS").is_ok_and(|v| v == "chain") {
-        "chain"
-    } else {
-        "eth"
-    };
     let (anvil_bin, _) = foundry::foundry();
     let work = tempfile::tempdir().unwrap();
     println!(
-        "eth: {holders_n} holders, our receipts by {receipts}_getTransactionReceipt, {} cores, load average {}",
+        "eth: {holders_n} holders, {} cores, load average {}",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         loadavg()
     );
     let holders = common::numbered_keys(holders_n as u64);
     let holder_addrs: Vec<Address> = holders.iter().map(|k| k.address()).collect();
-    let pair = Pair::start(work.path(), &anvil_bin, "eth,chain", receipts);
+    let pair = Pair::start(work.path(), &anvil_bin, "eth,chain", "eth");
     let (ours, anvil) = (&pair.ours, &pair.anvil);
     let tok = compiled("Token");
     let (token, setup) = token_setup(&tok, &holder_addrs);

@@ -552,8 +552,7 @@ impl AdminApi {
         let file: String = p.required(0)?;
         // A relative name is the node's working directory's (chainctl sends absolute ones).
         let path = std::path::absolute(&file).unwrap_or_else(|_| PathBuf::from(&file));
-        let opened = std::fs::File::open(&path)
-            .map_err(|e| AdminError::Chain(crate::chain::export::io_error("open", &path, &e)))?;
+        let opened = crate::chain::export::open_for_reading(&path).map_err(AdminError::Chain)?;
         let mut reader: Box<dyn std::io::BufRead + Send> = if file.ends_with(".gz") {
             Box::new(std::io::BufReader::new(flate2::read::GzDecoder::new(
                 std::io::BufReader::new(opened),

@@ -7,8 +7,7 @@
 /// directory`, `read <path>: is a directory`).
 pub(super) fn read_file(path: &std::path::Path) -> std::result::Result<Vec<u8>, String> {
     use std::io::Read;
-    let mut f =
-        std::fs::File::open(path).map_err(|e| crate::chain::export::io_error("open", path, &e))?;
+    let mut f = crate::chain::export::open_for_reading(path)?;
     let mut out = Vec::new();
     f.read_to_end(&mut out)
         .map_err(|e| crate::chain::export::io_error("read", path, &e))?;

@@ -467,13 +467,7 @@ impl EthApi {
         let Some(r) = chain.transaction(&hash)? else {
             return Ok(None);
         };
-        if r.receipt.is_none() {
-            return Ok(None);
-        }
-        let cumulative = chain
-            .cumulative_gas(&r.location.block_hash, r.location.index)?
-            .unwrap_or(0);
-        Ok(ethjson::receipt(&r, cumulative))
+        Ok(ethjson::receipt(&r))
     }
 
     /// `eth_getBlockReceipts(block)`: by number, tag or hash; the reference's errors for a

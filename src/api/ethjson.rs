@@ -311,9 +311,9 @@ pub fn tx_fields(tx: &Transaction) -> Value {
     Value::Object(m)
 }
 
-/// A sealed transaction's receipt in Ethereum's shape; `cumulative` is the gas the block's
-/// transactions used up to and including it. `None` while pending.
-pub fn receipt(r: &TxRecord, cumulative: u64) -> Option<Value> {
+/// A sealed transaction's receipt in Ethereum's shape (with the gas the block's
+/// transactions used up to and including it). `None` while pending.
+pub fn receipt(r: &TxRecord) -> Option<Value> {
     let sealed = r.receipt.as_ref()?;
     let at = r.location;
     let mut m = Map::new();
@@ -323,7 +323,7 @@ pub fn receipt(r: &TxRecord, cumulative: u64) -> Option<Value> {
         "contractAddress".into(),
         sealed.contract.map_or(Value::Null, |a| hex0x(&a.0)),
     );
-    m.insert("cumulativeGasUsed".into(), q(cumulative));
+    m.insert("cumulativeGasUsed".into(), q(sealed.cumulative_gas));
     m.insert("effectiveGasPrice".into(), big(&r.tx.gas_price()));
     m.insert("from".into(), hex0x(&r.sender.0));
     m.insert("gasUsed".into(), q(sealed.receipt.gas_used));
@@ -352,17 +352,9 @@ pub fn receipt(r: &TxRecord, cumulative: u64) -> Option<Value> {
     Some(Value::Object(m))
 }
 
-/// The receipts of a block's transactions in Ethereum's shape, in order, each with the
-/// block's cumulative gas.
+/// The receipts of a block's transactions in Ethereum's shape, in order.
 pub fn block_receipts(records: &[TxRecord]) -> Vec<Value> {
-    let mut cumulative = 0u64;
-    records
-        .iter()
-        .filter_map(|r| {
-            cumulative += r.receipt.as_ref()?.receipt.gas_used;
-            receipt(r, cumulative)
-        })
-        .collect()
+    records.iter().filter_map(receipt).collect()
 }
 
 #[cfg(test)]

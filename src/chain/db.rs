@@ -647,6 +647,17 @@ impl BlockReader {
         last: u64,
         mut f: impl FnMut(u64, &[u8]) -> std::result::Result<(), E>,
     ) -> std::result::Result<Option<u64>, E> {
+        self.read_hashed(first, last, |number, _, block| f(number, block))
+    }
+
+    /// [`BlockReader::read`], giving each block's hash too (its key in the table: no header
+    /// is hashed again).
+    pub fn read_hashed<E: From<Error>>(
+        &self,
+        first: u64,
+        last: u64,
+        mut f: impl FnMut(u64, &Hash, &[u8]) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Option<u64>, E> {
         let Some(head) = self.head else {
             return Ok(Some(first));
         };
@@ -689,7 +700,7 @@ impl BlockReader {
                 ))
                 .into());
             };
-            f(number, block.value())?;
+            f(number, &hash, block.value())?;
         }
         Ok(None)
     }

@@ -41,6 +41,29 @@ pub enum ExportError {
 }
 
 /// An I/O error as the reference words it: `<op> <path>: <error in lower case>`.
+/// Opens `path` for reading on behalf of a caller (an RPC method's file argument) without
+/// ever blocking: a FIFO, socket or device is refused (`open <path>: not a regular file`)
+/// before anything is read, since opening a FIFO for reading waits for a writer and reading
+/// a device may never end. The file is opened non-blocking and its type read from the open
+/// descriptor, so the check holds even if the path is replaced meanwhile. A directory opens
+/// (reading it fails as the reference words it).
+pub fn open_for_reading(path: &Path) -> Result<std::fs::File, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| io_error("open", path, &e))?;
+    let kind = file
+        .metadata()
+        .map_err(|e| io_error("stat", path, &e))?
+        .file_type();
+    if !(kind.is_file() || kind.is_dir()) {
+        return Err(format!("open {}: not a regular file", path.display()));
+    }
+    Ok(file)
+}
+
 pub fn io_error(op: &str, path: &Path, e: &std::io::Error) -> String {
     format!("{op} {}: {}", path.display(), io_text(e))
 }

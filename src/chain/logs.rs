@@ -13,7 +13,7 @@ use super::{ChainError, TxRecord};
 use crate::crypto::Address;
 use crate::types::block::{decode_tx_list, Header};
 use crate::types::json::Location;
-use crate::types::receipt::{bloom_contains, Log, Receipt};
+use crate::types::receipt::{BloomBits, Log, Receipt};
 
 /// The most logs one query answers (the reference's limit); one more is an error.
 pub const MAX_RESULTS: usize = 10_000;
@@ -30,16 +30,40 @@ pub struct LogFilter {
     pub topics: Vec<Vec<Hash>>,
 }
 
-impl LogFilter {
+/// A filter's addresses and topics as bloom bits, hashed once for all the blocks of a query.
+#[derive(Debug, Clone)]
+pub struct BloomQuery {
+    addresses: Vec<BloomBits>,
+    topics: Vec<Vec<BloomBits>>,
+}
+
+impl BloomQuery {
     /// False when a block with this bloom holds no log the filter matches; true when it may.
     pub fn may_match(&self, bloom: &[u8; 256]) -> bool {
-        let address =
-            self.addresses.is_empty() || self.addresses.iter().any(|a| bloom_contains(bloom, &a.0));
-        address
+        (self.addresses.is_empty() || self.addresses.iter().any(|a| a.set_in(bloom)))
             && self
                 .topics
                 .iter()
-                .all(|any| any.is_empty() || any.iter().any(|t| bloom_contains(bloom, t)))
+                .all(|any| any.is_empty() || any.iter().any(|t| t.set_in(bloom)))
+    }
+}
+
+impl LogFilter {
+    /// False when a block with this bloom holds no log the filter matches; true when it may.
+    pub fn may_match(&self, bloom: &[u8; 256]) -> bool {
+        self.bloom_query().may_match(bloom)
+    }
+
+    /// The filter's bloom bits, for testing many blocks.
+    pub fn bloom_query(&self) -> BloomQuery {
+        BloomQuery {
+            addresses: self.addresses.iter().map(|a| BloomBits::of(&a.0)).collect(),
+            topics: self
+                .topics
+                .iter()
+                .map(|any| any.iter().map(|t| BloomBits::of(t)).collect())
+                .collect(),
+        }
     }
 
     /// Whether `log` is one the filter wants.
@@ -147,27 +171,28 @@ impl super::Chain {
             return Err(LogsError::NoHeader(from.max(head + 1)));
         }
         let mut out = Vec::new();
+        let bloom = filter.bloom_query();
         // One read transaction, one sequential scan of the stored blocks.
-        let missing =
-            self.db
-                .block_reader()?
-                .read(from, to, |_, block| -> Result<(), LogsError> {
-                    if Instant::now() >= bounds.deadline {
-                        return Err(LogsError::Timeout);
-                    }
-                    let (header, txs) = db::split_block(block)?;
-                    let header = Header::decode(header).map_err(|e| {
-                        ChainError::Corrupt(format!("a stored block's header: {e}"))
-                    })?;
-                    if !filter.may_match(&header.bloom) {
-                        return Ok(());
-                    }
-                    self.collect(&header.hash(), &header, txs, filter, &mut out)?;
-                    if out.len() > bounds.max_results {
-                        return Err(LogsError::TooMany(bounds.max_results));
-                    }
-                    Ok(())
-                })?;
+        let missing = self.db.block_reader()?.read_hashed(
+            from,
+            to,
+            |_, hash, block| -> Result<(), LogsError> {
+                if Instant::now() >= bounds.deadline {
+                    return Err(LogsError::Timeout);
+                }
+                let (header, txs) = db::split_block(block)?;
+                let header = Header::decode(header)
+                    .map_err(|e| ChainError::Corrupt(format!("a stored block's header: {e}")))?;
+                if !bloom.may_match(&header.bloom) {
+                    return Ok(());
+                }
+                self.collect(hash, &header, txs, filter, &mut out)?;
+                if out.len() > bounds.max_results {
+                    return Err(LogsError::TooMany(bounds.max_results));
+                }
+                Ok(())
+            },
+        )?;
         match missing {
             // The head moved back (debug_setHead) while the range was read.
             Some(n) => Err(LogsError::NoHeader(n)),
@@ -237,28 +262,6 @@ impl super::Chain {
         Ok(())
     }
 
-    /// The gas the transactions of the block with this hash used up to and including the
-    /// one at `index` (a receipt's `cumulativeGasUsed`), read from the stored receipts alone:
-    /// no transaction is decoded and no sender recovered. `None` when the chain does not
-    /// have the block's receipts.
-    pub fn cumulative_gas(&self, hash: &Hash, index: u64) -> Result<Option<u64>, LogsError> {
-        let Some(receipts) = self.db.receipts(hash)? else {
-            return Ok(None);
-        };
-        let receipts = Receipt::decode_list(&receipts).map_err(|e| corrupt(hash, e))?;
-        Ok(Some(
-            receipts
-                .iter()
-                .take(
-                    usize::try_from(index)
-                        .unwrap_or(usize::MAX)
-                        .saturating_add(1),
-                )
-                .map(|r| r.gas_used)
-                .sum(),
-        ))
-    }
-
     /// Every transaction of the block with this hash with its sender, place and receipt
     /// (each receipt knowing the block-wide index of its first log), in block order; `None`
     /// when the chain does not have that block. Fails with [`LogsError::ReceiptCount`] when
@@ -275,12 +278,13 @@ impl super::Chain {
         if receipts.len() != block.transactions.len() {
             return Err(LogsError::ReceiptCount(*hash));
         }
-        let mut first_log = 0u64;
+        let (mut first_log, mut cumulative_gas) = (0u64, 0u64);
         let mut out = Vec::with_capacity(receipts.len());
         for (index, ((tx, sender), receipt)) in
             block.transactions.into_iter().zip(receipts).enumerate()
         {
             let logs = receipt.logs.len() as u64;
+            cumulative_gas += receipt.gas_used;
             let contract = created_contract(&tx, &sender);
             out.push(TxRecord {
                 tx,
@@ -293,6 +297,7 @@ impl super::Chain {
                 receipt: Some(SealedReceipt {
                     receipt,
                     first_log,
+                    cumulative_gas,
                     contract,
                 }),
             });
@@ -617,18 +622,21 @@ mod tests {
         // What chain_getTransactionReceipt reports agrees.
         let one = f.chain.transaction(&t3).unwrap().unwrap();
         assert_eq!(one.receipt, records[2].receipt);
-        // The cumulative gas of each, from the receipts alone: the sum of the gas used so far.
+        // The cumulative gas of each: the sum of the gas used so far, the same whether the
+        // record comes from the block's receipts or a look-up by hash.
         let used: Vec<u64> = records
             .iter()
             .map(|r| r.receipt.as_ref().unwrap().receipt.gas_used)
             .collect();
         assert!(used.iter().all(|&g| g >= 21_000));
-        for i in 0..3 {
+        for (i, r) in records.iter().enumerate() {
+            let sealed = r.receipt.as_ref().unwrap();
+            assert_eq!(sealed.cumulative_gas, used[..=i].iter().sum::<u64>());
+            let by_hash = f.chain.transaction(&r.tx.hash()).unwrap().unwrap();
             assert_eq!(
-                f.chain.cumulative_gas(&b, i as u64).unwrap(),
-                Some(used[..=i].iter().sum())
+                by_hash.receipt.unwrap().cumulative_gas,
+                sealed.cumulative_gas
             );
         }
-        assert_eq!(f.chain.cumulative_gas(&[7; 32], 0).unwrap(), None);
     }
 }

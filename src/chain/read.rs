@@ -30,6 +30,8 @@ pub(super) struct RecentBlock {
     pub txs: Vec<(Transaction, Address)>,
     pub receipts: Vec<Receipt>,
     first_logs: Vec<u64>,
+    /// The gas used by the block's transactions up to and including each.
+    cumulative_gas: Vec<u64>,
 }
 
 impl RecentBlock {
@@ -41,10 +43,13 @@ impl RecentBlock {
         receipts: Vec<Receipt>,
     ) -> RecentBlock {
         let mut first_logs = Vec::with_capacity(receipts.len());
-        let mut logs = 0;
+        let mut cumulative_gas = Vec::with_capacity(receipts.len());
+        let (mut logs, mut gas) = (0, 0);
         for r in &receipts {
             first_logs.push(logs);
             logs += r.logs.len() as u64;
+            gas += r.gas_used;
+            cumulative_gas.push(gas);
         }
         RecentBlock {
             hash,
@@ -53,6 +58,7 @@ impl RecentBlock {
             txs,
             receipts,
             first_logs,
+            cumulative_gas,
         }
     }
 }
@@ -117,6 +123,7 @@ impl RecentBlock {
             receipt: Some(SealedReceipt {
                 receipt: receipt.clone(),
                 first_log: self.first_logs[i],
+                cumulative_gas: self.cumulative_gas[i],
                 contract: created_contract(tx, sender),
             }),
         })
@@ -150,6 +157,8 @@ pub struct SealedReceipt {
     pub receipt: Receipt,
     /// The block-wide index of its first log.
     pub first_log: u64,
+    /// The gas the block's transactions used up to and including this one.
+    pub cumulative_gas: u64,
     /// The contract a creation made (filled for every creation, as the reference does,
     /// even one that failed).
     pub contract: Option<Address>,
@@ -260,15 +269,14 @@ impl Chain {
             .receipts(&block_hash)?
             .ok_or_else(|| corrupt("receipts missing"))?;
         let receipts = Receipt::decode_list(&receipts).map_err(|e| corrupt(&e.to_string()))?;
-        let first_log = receipts
-            .iter()
-            .take(index as usize)
-            .map(|r| r.logs.len() as u64)
-            .sum();
+        let before = receipts.iter().take(index as usize);
+        let first_log = before.clone().map(|r| r.logs.len() as u64).sum();
+        let gas_before: u64 = before.map(|r| r.gas_used).sum();
         let receipt = receipts
             .into_iter()
             .nth(index as usize)
             .map(|receipt| SealedReceipt {
+                cumulative_gas: gas_before + receipt.gas_used,
                 receipt,
                 first_log,
                 contract: created_contract(&tx, &sender),

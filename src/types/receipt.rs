@@ -34,11 +34,29 @@ pub fn bloom_add(bloom: &mut [u8; 256], x: &[u8]) {
 /// Whether the three bloom bits of `x` are all set in `bloom`: false means no log with `x`
 /// (as its address or a topic) went into it; true means one may have.
 pub fn bloom_contains(bloom: &[u8; 256], x: &[u8]) -> bool {
-    let h = keccak256(x);
-    [0, 2, 4].into_iter().all(|i| {
-        let bit = ((usize::from(h[i]) << 8) | usize::from(h[i + 1])) & 2047;
-        bloom[255 - bit / 8] & (1 << (bit % 8)) != 0
-    })
+    BloomBits::of(x).set_in(bloom)
+}
+
+/// The three bloom bits of a value (an address or a topic), worked out once: where a query
+/// tests many blocks' blooms for the same values, it hashes each value once, not per block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BloomBits([(u8, u8); 3]);
+
+impl BloomBits {
+    /// The bits of `x`: three 11-bit numbers from Keccak-256(x), each a byte and a mask.
+    pub fn of(x: &[u8]) -> BloomBits {
+        let h = keccak256(x);
+        let bit = |i: usize| ((usize::from(h[i]) << 8) | usize::from(h[i + 1])) & 2047;
+        let at = |i: usize| ((255 - bit(i) / 8) as u8, 1u8 << (bit(i) % 8));
+        BloomBits([at(0), at(2), at(4)])
+    }
+
+    /// Whether all three bits are set in `bloom`.
+    pub fn set_in(&self, bloom: &[u8; 256]) -> bool {
+        self.0
+            .iter()
+            .all(|&(byte, mask)| bloom[usize::from(byte)] & mask != 0)
+    }
 }
 
 impl Receipt {
