@@ -176,17 +176,17 @@ impl super::Chain {
         let missing = self.db.block_reader()?.read_hashed(
             from,
             to,
-            |_, hash, block| -> Result<(), LogsError> {
+            |number, hash, block| -> Result<(), LogsError> {
                 if Instant::now() >= bounds.deadline {
                     return Err(LogsError::Timeout);
                 }
                 let (header, txs) = db::split_block(block)?;
-                let header = Header::decode(header)
+                let header_bloom = Header::bloom_of(header)
                     .map_err(|e| ChainError::Corrupt(format!("a stored block's header: {e}")))?;
-                if !bloom.may_match(&header.bloom) {
+                if !bloom.may_match(header_bloom) {
                     return Ok(());
                 }
-                self.collect(hash, &header, txs, filter, &mut out)?;
+                self.collect(hash, number, txs, filter, &mut out)?;
                 if out.len() > bounds.max_results {
                     return Err(LogsError::TooMany(bounds.max_results));
                 }
@@ -214,17 +214,17 @@ impl super::Chain {
         let header = Header::decode(header).map_err(|e| corrupt(hash, e))?;
         let mut out = Vec::new();
         if filter.may_match(&header.bloom) {
-            self.collect(hash, &header, txs, filter, &mut out)?;
+            self.collect(hash, header.number, txs, filter, &mut out)?;
         }
         Ok(Some(out))
     }
 
-    /// Appends the logs of block `hash` (with `header` and the transaction list `txs`) that
-    /// `filter` matches to `out`. The transactions are decoded only when a log matched.
+    /// Appends the logs of block `hash` (number `number`, with the transaction list `txs`)
+    /// that `filter` matches to `out`. The transactions are decoded only when a log matched.
     fn collect(
         &self,
         hash: &Hash,
-        header: &Header,
+        number: u64,
         txs: &[u8],
         filter: &LogFilter,
         out: &mut Vec<FoundLog>,
@@ -250,7 +250,7 @@ impl super::Chain {
                     out.push(FoundLog {
                         log,
                         block_hash: *hash,
-                        block_number: header.number,
+                        block_number: number,
                         tx_hash,
                         tx_index: tx_index as u64,
                         log_index,

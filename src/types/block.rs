@@ -137,6 +137,18 @@ impl Header {
         Ok(h)
     }
 
+    /// The logs bloom of an encoded header, read without decoding the rest (a log query
+    /// tests thousands of blocks' blooms and reads little else of them).
+    pub fn bloom_of(bytes: &[u8]) -> Result<&[u8; 256], BlockError> {
+        let mut r = ListReader::whole(bytes)?;
+        for _ in 0..5 {
+            r.raw()?;
+        }
+        r.bytes()?
+            .try_into()
+            .map_err(|_| BlockError::Field("logsBloom is not 256 bytes"))
+    }
+
     /// Decodes a whole header.
     pub fn decode(bytes: &[u8]) -> Result<Header, BlockError> {
         let mut r = ListReader::whole(bytes)?;
@@ -520,6 +532,22 @@ mod tests {
         magma.base_fee = Some([0; 32]);
         assert_eq!(Header::decode(&magma.encode()).unwrap(), magma);
         assert_eq!(Header::decode(&header().encode()).unwrap(), header());
+    }
+
+    /// The bloom read alone is the header's; a header cut short is an error, not a panic.
+    #[test]
+    fn a_headers_bloom_is_read_without_decoding_the_rest() {
+        let mut h = header();
+        for (i, b) in h.bloom.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let enc = h.encode();
+        assert_eq!(Header::bloom_of(&enc).unwrap(), &*h.bloom);
+        let five: Vec<Vec<u8>> = items(&h).into_iter().take(5).collect();
+        assert!(Header::bloom_of(&list(&five.concat())).is_err());
+        let mut short = items(&h);
+        short[5] = vec![0x81, 0x01];
+        assert!(Header::bloom_of(&list(&short.concat())).is_err());
     }
 
     /// Extra data that is not the BFT layout hashes by the plain rule, and is refused as BFT.
