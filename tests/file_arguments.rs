@@ -27,11 +27,20 @@ fn a_fifo_or_a_device_is_refused_at_once_and_the_node_stops_promptly() {
     mkfifo(&fifo);
     let fifo_text = fifo.display().to_string();
     let head = ok(c.call("chain_blockNumber", json!([])));
-    for (method, path) in [
-        ("admin_importChain", fifo_text.as_str()),
-        ("admin_importChain", "/dev/zero"),
-        ("debug_traceBlockFromFile", fifo_text.as_str()),
-        ("debug_traceBlockFromFile", "/dev/zero"),
+    // debug_traceBlockFromFile words a file it cannot read as the reference does.
+    for (method, path, prefix) in [
+        ("admin_importChain", fifo_text.as_str(), ""),
+        ("admin_importChain", "/dev/zero", ""),
+        (
+            "debug_traceBlockFromFile",
+            fifo_text.as_str(),
+            "could not read file: ",
+        ),
+        (
+            "debug_traceBlockFromFile",
+            "/dev/zero",
+            "could not read file: ",
+        ),
     ] {
         let started = Instant::now();
         let reply = c.call(method, json!([path]));
@@ -42,7 +51,7 @@ fn a_fifo_or_a_device_is_refused_at_once_and_the_node_stops_promptly() {
         );
         assert_eq!(
             err(reply),
-            (-32000, format!("open {path}: not a regular file")),
+            (-32000, format!("{prefix}open {path}: not a regular file")),
             "{method}"
         );
     }
