@@ -12,9 +12,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::callargs::EthTxArgs;
 use super::contract::block_param;
 use super::error::{Error, Result};
-use super::ethargs::EthTxArgs;
 use super::goparams::BlockRef;
 use crate::chain::call::{AccessListFailure, CALL_GAS_CAP};
 use crate::chain::Chain;

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::callargs::call_args;
 use super::error::{Error, Result};
-use super::goparams::{call_args, BlockRef};
+use super::goparams::BlockRef;
 use super::logs::Missing;
 use super::method::{p, Method, Namespace, ParamKind as K};
 use super::HexOut;

@@ -19,8 +19,9 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::blockfiles::{decimal, hex_prefix, print_block, read_file, write_temp_file};
+use super::callargs::call_args;
 use super::error::{Error, Result};
-use super::goparams::{call_args, BlockRef as BlockParam, BlockTag, HashParam};
+use super::goparams::{BlockRef as BlockParam, BlockTag, HashParam};
 use super::logs::Missing;
 use super::method::{opt, p, Method, Namespace, ParamKind as K};
 use super::trace as wire;

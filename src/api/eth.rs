@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use super::callargs::EthTxArgs;
 use super::chain::{ChainApi, ChainFeeds};
 use super::contract::{block_param, ContractApi};
 use super::error::{Error, Result};
-use super::ethargs::{signed_json, EthTxArgs};
+use super::ethargs::signed_json;
 use super::ethjson::{self, Shape};
 use super::fees::FeeApi;
 use super::goparams::{BlockRef, BlockTag, HashParam, Index};

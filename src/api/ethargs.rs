@@ -9,31 +9,14 @@
 
 use serde_json::Value;
 
+use super::callargs::EthTxArgs;
 use super::error::{Error, Result};
 use super::goparams::Member;
-use crate::chain::call::CallArgs;
 use crate::chain::Chain;
 use crate::crypto::Address;
 use crate::rpc::RpcError;
-use crate::types::ethereum::{AccessTuple, Ethereum};
+use crate::types::ethereum::Ethereum;
 use crate::types::transaction::{Legacy, Transaction, U256};
-
-/// The decoded members of an `EthTransactionArgs` object (absent or `null`: `None`).
-#[derive(Debug, Clone, Default)]
-pub struct EthTxArgs {
-    pub from: Option<Address>,
-    pub to: Option<Address>,
-    pub gas: Option<u64>,
-    pub gas_price: Option<U256>,
-    pub max_fee_per_gas: Option<U256>,
-    pub max_priority_fee_per_gas: Option<U256>,
-    pub value: Option<U256>,
-    pub nonce: Option<u64>,
-    pub data: Option<Vec<u8>>,
-    pub input: Option<Vec<u8>>,
-    pub access_list: Option<Vec<AccessTuple>>,
-    pub chain_id: Option<U256>,
-}
 
 fn server(m: impl Into<String>) -> Error {
     Error::Rpc(RpcError::server(m.into()))
@@ -49,105 +32,6 @@ fn word(n: u64) -> U256 {
 }
 
 impl EthTxArgs {
-    /// Parameter `i` as the reference's decoder reads an `EthTransactionArgs`: members
-    /// matched without regard to case, the first that does not decode giving Go's
-    /// struct-field text.
-    pub fn decode(v: &Value, i: usize) -> Result<EthTxArgs> {
-        let strukt = "EthTransactionArgs";
-        let invalid = |m: String| {
-            Error::Rpc(RpcError::invalid_params(format!(
-                "invalid argument {i}: {m}"
-            )))
-        };
-        let Value::Object(map) = v else {
-            return Err(invalid(format!(
-                "json: cannot unmarshal {} into Go value of type api.{strukt}",
-                crate::rpc::json_type(v)
-            )));
-        };
-        let mut a = EthTxArgs::default();
-        for (key, value) in map {
-            if value.is_null() {
-                continue;
-            }
-            let name = match key.to_ascii_lowercase().as_str() {
-                "from" => "from",
-                "to" => "to",
-                "gas" => "gas",
-                "gasprice" => "gasPrice",
-                "maxfeepergas" => "maxFeePerGas",
-                "maxpriorityfeepergas" => "maxPriorityFeePerGas",
-                "value" => "value",
-                "nonce" => "nonce",
-                "data" => "data",
-                "input" => "input",
-                "accesslist" => "accessList",
-                "chainid" => "chainId",
-                _ => continue,
-            };
-            let m = Member { strukt, name };
-            match name {
-                "from" => a.from = Some(m.address(value).map_err(invalid)?),
-                "to" => a.to = Some(m.address(value).map_err(invalid)?),
-                "gas" => a.gas = Some(m.uint64(value).map_err(invalid)?),
-                "nonce" => a.nonce = Some(m.uint64(value).map_err(invalid)?),
-                "data" => a.data = Some(m.bytes(value).map_err(invalid)?),
-                "input" => a.input = Some(m.bytes(value).map_err(invalid)?),
-                "accessList" => {
-                    a.access_list = Some(super::txmembers::access_list_in(strukt, value)?)
-                }
-                "gasPrice" => a.gas_price = Some(m.big(value).map_err(invalid)?),
-                "maxFeePerGas" => a.max_fee_per_gas = Some(m.big(value).map_err(invalid)?),
-                "maxPriorityFeePerGas" => {
-                    a.max_priority_fee_per_gas = Some(m.big(value).map_err(invalid)?)
-                }
-                "value" => a.value = Some(m.big(value).map_err(invalid)?),
-                _ => a.chain_id = Some(m.big(value).map_err(invalid)?),
-            }
-        }
-        Ok(a)
-    }
-
-    /// The sender: the zero address when left out.
-    pub fn from(&self) -> Address {
-        self.from.unwrap_or(Address([0; 20]))
-    }
-
-    /// The call data: `input` preferred to `data`.
-    pub fn data(&self) -> &[u8] {
-        self.input
-            .as_deref()
-            .or(self.data.as_deref())
-            .unwrap_or_default()
-    }
-
-    /// The message `eth_call` and `eth_estimateGas` run (`ToMessage` before Magma: the price
-    /// is `gasPrice`, else `maxFeePerGas`).
-    pub fn call_args(&self) -> Result<CallArgs> {
-        if self.gas_price.is_some()
-            && (self.max_fee_per_gas.is_some() || self.max_priority_fee_per_gas.is_some())
-        {
-            return Err(server(
-                "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified",
-            ));
-        }
-        if let (Some(fee), Some(tip)) = (self.max_fee_per_gas, self.max_priority_fee_per_gas) {
-            if fee < tip {
-                return Err(server("MaxPriorityFeePerGas is greater than MaxFeePerGas"));
-            }
-        }
-        Ok(CallArgs {
-            from: self.from,
-            to: self.to,
-            gas: self.gas,
-            gas_price: self.gas_price.or(self.max_fee_per_gas),
-            value: self.value,
-            input: self.data().to_vec(),
-            // Left out of calls and estimates, as the reference's EthDoCall leaves it.
-            access_list: Vec::new(),
-        })
-    }
-
     /// The reference's `setDefaults`: the price (EIP-1559 at the unit price unless a gas
     /// price is given), value 0, the pool's next nonce when `fill_nonce`, the gas estimated,
     /// the chain id; with its checks and texts.

@@ -2,18 +2,16 @@
 //! hexutil read them, with their texts (the wire contract, DECISIONS.md; klaytn-contracts.md
 //! 2.3, 4.1-4.6, 5.1-5.3, 6.1, 6.4). Here: block numbers (`rpc.BlockNumber`), block numbers
 //! or hashes (`rpc.BlockNumberOrHash`), 32-byte hashes, quantities and hex bytes as hexutil
-//! reads them, the call arguments (`CallArgs`, into [`CallArgs`]), filter criteria
-//! (`fromBlock`, `toBlock`, `blockHash`, `address`, `topics`) and filter ids. Each
-//! [`FromParam`] decoder returns the text that follows `invalid argument <i>: ` in a -32602
-//! error; [`call_args`] gives whole errors, as it also has -32000 ones.
+//! reads them, the members of the reference's argument structs ([`Member`]; the call
+//! arguments are `callargs`), filter criteria (`fromBlock`, `toBlock`, `blockHash`,
+//! `address`, `topics`) and filter ids. Each [`FromParam`] decoder returns the text that
+//! follows `invalid argument <i>: ` in a -32602 error.
 
 use serde_json::{Map, Value};
 
-use super::error::Error;
-use crate::chain::call::CallArgs;
 use crate::chain::logs::LogFilter;
 use crate::crypto::Address;
-use crate::rpc::{json_type, FromParam, RpcError};
+use crate::rpc::{json_type, FromParam};
 
 /// A 32-byte hash.
 pub type Hash = [u8; 32];
@@ -407,90 +405,6 @@ fn quantity_digits<'a>(
     Ok(digits)
 }
 
-/// The call arguments (`chain_call`, `chain_estimateGas`, `chain_estimateComputationCost`,
-/// `debug_traceCall`; klaytn-contracts.md 4.1) at position `i`, as the reference's
-/// `CallArgs` decodes them: members matched without regard to case, read in the object's
-/// order, the first that does not decode giving the -32602 error with its Go struct-field
-/// text (`json: cannot unmarshal hex string without 0x prefix into Go struct field
-/// CallArgs.to of type common.Address`); `input` wins over `data`; `accessList` accepted
-/// and ignored. `gasPrice` with `maxFeePerGas` or `maxPriorityFeePerGas`, or a priority fee
-/// above the fee cap, is the -32000 error the reference gives; without a base fee the price
-/// is `gasPrice`, else `maxFeePerGas`.
-pub fn call_args(v: &Value, i: usize) -> Result<CallArgs, Error> {
-    call_args_named(v, i, "CallArgs")
-}
-
-/// [`call_args`] of the reference's Go struct `strukt` (its name in the texts): `CallArgs`,
-/// or `EthTransactionArgs` for `chain_createAccessList`, whose other members (`nonce`,
-/// `accessList`) the caller reads.
-pub fn call_args_named(v: &Value, i: usize, strukt: &str) -> Result<CallArgs, Error> {
-    let invalid = |m: String| {
-        Error::Rpc(RpcError::invalid_params(format!(
-            "invalid argument {i}: {m}"
-        )))
-    };
-    let Value::Object(map) = v else {
-        return Err(invalid(format!(
-            "json: cannot unmarshal {} into Go value of type api.{strukt}",
-            json_type(v)
-        )));
-    };
-    let mut args = CallArgs::default();
-    let (mut data, mut input) = (None, None);
-    let (mut gas_price, mut max_fee, mut max_priority) = (None, None, None);
-    for (key, value) in map {
-        if value.is_null() {
-            continue;
-        }
-        let name = match key.to_ascii_lowercase().as_str() {
-            "from" => "from",
-            "to" => "to",
-            "gas" => "gas",
-            "gasprice" => "gasPrice",
-            "maxfeepergas" => "maxFeePerGas",
-            "maxpriorityfeepergas" => "maxPriorityFeePerGas",
-            "value" => "value",
-            "data" => "data",
-            "input" => "input",
-            "chainid" => "chainId",
-            _ => continue,
-        };
-        let member = Member { strukt, name };
-        match name {
-            "from" => args.from = Some(member.address(value).map_err(invalid)?),
-            "to" => args.to = Some(member.address(value).map_err(invalid)?),
-            "gas" => args.gas = Some(member.uint64(value).map_err(invalid)?),
-            "data" => data = Some(member.bytes(value).map_err(invalid)?),
-            "input" => input = Some(member.bytes(value).map_err(invalid)?),
-            _ => {
-                let word = member.big(value).map_err(invalid)?;
-                match name {
-                    "gasPrice" => gas_price = Some(word),
-                    "maxFeePerGas" => max_fee = Some(word),
-                    "maxPriorityFeePerGas" => max_priority = Some(word),
-                    "value" => args.value = Some(word),
-                    _ => {}
-                }
-            }
-        }
-    }
-    let server = |m: &str| Error::Rpc(RpcError::server(m));
-    if gas_price.is_some() && (max_fee.is_some() || max_priority.is_some()) {
-        return Err(server(
-            "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified",
-        ));
-    }
-    if let (Some(fee), Some(priority)) = (max_fee, max_priority) {
-        if fee < priority {
-            return Err(server("MaxPriorityFeePerGas is greater than MaxFeePerGas"));
-        }
-    }
-    // Without a base fee (before the reference's Magma fork): gasPrice, else maxFeePerGas.
-    args.gas_price = gas_price.or(max_fee);
-    args.input = input.or(data).unwrap_or_default();
-    Ok(args)
-}
-
 /// A filter id (the reference's `rpc.ID`, a string; `null` is the empty id, which names no
 /// filter).
 pub struct FilterId(pub String);
@@ -849,134 +763,6 @@ mod tests {
             block_number(&json!("0X1f")),
             Ok(BlockTag::Number(31)),
             "0X is a prefix too"
-        );
-    }
-
-    #[test]
-    fn call_args_as_go_decodes_them() {
-        let a = call_args(
-            &json!({"from": "0x0000000000000000000000000000000000000001", "TO": "0x0000000000000000000000000000000000000002",
-                    "gas": "0x5208", "gasPrice": "0x5d21dba00", "value": "0x1",
-                    "data": "0x01", "input": "0x02"}),
-            0,
-        )
-        .unwrap();
-        assert_eq!(a.from.unwrap().0[19], 1);
-        assert_eq!(a.to.unwrap().0[19], 2);
-        assert_eq!(a.gas, Some(21_000));
-        assert_eq!(a.gas_price.unwrap()[27..], [0x05, 0xd2, 0x1d, 0xba, 0x00]);
-        assert_eq!(a.value.unwrap()[31], 1);
-        assert_eq!(a.input, vec![2], "input wins over data");
-        let e = |v: Value| match call_args(&v, 0).unwrap_err() {
-            Error::Rpc(r) => (r.code, r.message),
-            other => panic!("{other}"),
-        };
-        assert_eq!(
-            e(json!({"from": 5})).1,
-            "invalid argument 0: json: cannot unmarshal non-string into Go struct field CallArgs.from of type common.Address"
-        );
-        assert_eq!(
-            e(json!({"to": "abcd"})).1,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.to of type common.Address"
-        );
-        assert_eq!(
-            e(json!({"to": "0xabcd"})).1,
-            "invalid argument 0: hex string has length 4, want 40 for common.Address"
-        );
-        assert_eq!(
-            e(json!({"gas": "txGas"})).1,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.gas of type hexutil.Uint64"
-        );
-        assert_eq!(
-            e(json!({"value": "txValue"})).1,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.value of type *hexutil.Big"
-        );
-        assert_eq!(
-            e(json!({"data": "abcd"})).1,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.data of type hexutil.Bytes"
-        );
-        assert_eq!(
-            e(json!({"gasPrice": "0x1", "maxFeePerGas": "0x1"})),
-            (
-                -32000,
-                "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified".into()
-            )
-        );
-        assert_eq!(
-            e(json!(1)).1,
-            "invalid argument 0: json: cannot unmarshal number into Go value of type api.CallArgs"
-        );
-    }
-
-    /// (Was api/contract.rs's test.)
-    #[test]
-    fn call_args_take_input_over_data_and_name_bad_members() {
-        let a = call_args(&json!({"to": "0x1111111111111111111111111111111111111111", "data": "0x01", "input": "0x02"}), 0).unwrap();
-        assert_eq!(a.input, vec![2]);
-        let e = call_args(&json!({"to": "abcd"}), 0).unwrap_err();
-        assert_eq!(
-            RpcError::from(e).message,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.to of type common.Address"
-        );
-        let e = call_args(&json!({"from": 5}), 0).unwrap_err();
-        assert_eq!(
-            RpcError::from(e).message,
-            "invalid argument 0: json: cannot unmarshal non-string into Go struct field CallArgs.from of type common.Address"
-        );
-        let e = call_args(&json!({"data": "abcd"}), 0).unwrap_err();
-        assert_eq!(
-            RpcError::from(e).message,
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.data of type hexutil.Bytes"
-        );
-    }
-
-    /// Where api/contract.rs's copy answered differently (chain_call and the estimates),
-    /// the reference's CallArgs as api/trace.rs had it.
-    #[test]
-    fn call_args_in_the_corners() {
-        let message = |v: Value| RpcError::from(call_args(&v, 0).unwrap_err()).message;
-        assert_eq!(
-            message(json!(null)),
-            "invalid argument 0: json: cannot unmarshal null into Go value of type api.CallArgs"
-        );
-        assert_eq!(
-            message(json!({"gas": "0x01"})),
-            "invalid argument 0: json: cannot unmarshal hex number with leading zero digits into Go struct field CallArgs.gas of type hexutil.Uint64"
-        );
-        // The first member in the object's order that does not decode is the error.
-        assert_eq!(
-            message(json!({"value": "1", "gas": "1"})),
-            "invalid argument 0: json: cannot unmarshal hex string without 0x prefix into Go struct field CallArgs.value of type *hexutil.Big"
-        );
-        let a = call_args(
-            &json!({"TO": "0X0000000000000000000000000000000000000002", "data": "",
-                    "maxFeePerGas": "0x7", "maxPriorityFeePerGas": "0x1"}),
-            0,
-        )
-        .unwrap();
-        assert_eq!(
-            a.to,
-            Some(Address({
-                let mut b = [0; 20];
-                b[19] = 2;
-                b
-            }))
-        );
-        assert!(a.input.is_empty(), "an empty string is empty bytes");
-        assert_eq!(
-            a.gas_price.unwrap()[31],
-            7,
-            "without gasPrice, maxFeePerGas"
-        );
-        assert_eq!(
-            RpcError::from(
-                call_args(
-                    &json!({"maxFeePerGas": "0x1", "maxPriorityFeePerGas": "0x2"}),
-                    0
-                )
-                .unwrap_err()
-            ),
-            RpcError::server("MaxPriorityFeePerGas is greater than MaxFeePerGas")
         );
     }
 

@@ -5,6 +5,7 @@
 pub mod accesslist;
 pub mod admin;
 mod blockfiles;
+pub mod callargs;
 pub mod chain;
 pub mod consensus;
 pub mod contract;
