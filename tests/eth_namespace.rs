@@ -14,22 +14,15 @@ use chain_node::types::ethereum::Ethereum;
 use chain_node::types::transaction::Transaction;
 use common::keyfile::keccak;
 use common::{
-    dev_account, dev_key, err, http_call, ok, quantity_of, u256, wait_receipt, Node, PRICE,
+    dev_account, dev_key, err, http_args, http_call, ok, quantity_of, u256, wait_receipt, ws_args,
+    Node, PRICE,
 };
 use serde_json::{json, Value};
 
 fn node() -> (Node, String) {
-    let node = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain,eth,net,rpc,personal,txpool",
-        "--ipcdisable",
-    ]);
+    let mut args = vec!["--dev", "--ipcdisable"];
+    args.extend(http_args("chain,eth,net,rpc,personal,txpool"));
+    let node = Node::start(&args);
     let url = node.http.clone().unwrap();
     (node, url)
 }
@@ -401,24 +394,10 @@ fn an_access_list_is_warmed_and_charged_in_a_block() {
 #[test]
 fn eth_subscriptions_send_ethereum_shaped_heads() {
     use common::ws;
-    let n = Node::start(&[
-        "--dev",
-        "--rpc",
-        "--rpcaddr",
-        "127.0.0.1",
-        "--rpcport",
-        "0",
-        "--rpcapi",
-        "chain,eth,rpc",
-        "--ws",
-        "--wsaddr",
-        "127.0.0.1",
-        "--wsport",
-        "0",
-        "--wsapi",
-        "eth",
-        "--ipcdisable",
-    ]);
+    let mut args = vec!["--dev", "--ipcdisable"];
+    args.extend(http_args("chain,eth,rpc"));
+    args.extend(ws_args("eth"));
+    let n = Node::start(&args);
     let url = n.http.clone().unwrap();
     let mut socket = ws::connect(n.ws.as_ref().unwrap());
     let heads = ok(ws::call(

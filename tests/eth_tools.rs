@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use chain_node::keystore::{keyfile::ScryptParams, Keystore};
 use common::contracts::{addr_word, compiled, uint_word};
 use common::ethtools::{ethers, oracle_file, skipped, web3_python};
-use common::{dev_account, http_args, http_call, key_files, ok, Node, PRICE};
+use common::{dev_account, http_args, http_call, key_files, ok, wait_receipt_by, Node, PRICE};
 use serde_json::{json, Value};
 
 /// The chain id the node is started with.
@@ -91,31 +91,25 @@ impl Target {
         }
     }
 
-    /// The oracle's answer to `method` (a `chain_` name; `eth_` on anvil).
-    #[track_caller]
-    fn oracle(&self, method: &str, params: Value) -> Value {
-        let method = match (self.ours, method) {
+    /// The oracle's name of `method` (a `chain_` name; `eth_` on anvil).
+    fn oracle_method(&self, method: &str) -> String {
+        match (self.ours, method) {
             (true, m) => m.to_string(),
             (false, "chain_chainID") => "eth_chainId".to_string(),
             (false, m) => m.replacen("chain_", "eth_", 1),
-        };
-        ok(http_call(&self.url, &method, params))
+        }
+    }
+
+    /// The oracle's answer to `method` (a `chain_` name; `eth_` on anvil).
+    #[track_caller]
+    fn oracle(&self, method: &str, params: Value) -> Value {
+        ok(http_call(&self.url, &self.oracle_method(method), params))
     }
 
     /// The oracle's receipt of `hash`, waited for (at most 10 s).
     fn receipt(&self, hash: &str) -> Value {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            let r = self.oracle("chain_getTransactionReceipt", json!([hash]));
-            if !r.is_null() {
-                return r;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{hash} was not sealed"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let method = self.oracle_method("chain_getTransactionReceipt");
+        wait_receipt_by(&self.url, &method, &json!(hash))
     }
 
     /// Gives `to` [`FUND`] from the unlocked funder through the node's eth_sendTransaction.

@@ -571,13 +571,14 @@ pub fn quantity_of(v: &serde_json::Value) -> u128 {
 
 /// Waits (at most 10 s) for the receipt of transaction `hash` and returns it.
 pub fn wait_receipt(url: &str, hash: &serde_json::Value) -> serde_json::Value {
+    wait_receipt_by(url, "chain_getTransactionReceipt", hash)
+}
+
+/// [`wait_receipt`] asking `method` (`eth_getTransactionReceipt` of another node).
+pub fn wait_receipt_by(url: &str, method: &str, hash: &serde_json::Value) -> serde_json::Value {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let r = ok(http_call(
-            url,
-            "chain_getTransactionReceipt",
-            serde_json::json!([hash]),
-        ));
+        let r = ok(http_call(url, method, serde_json::json!([hash])));
         if !r.is_null() {
             return r;
         }
