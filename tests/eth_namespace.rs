@@ -280,6 +280,38 @@ fn what_the_chain_lacks_is_null_and_refusals_change_nothing() {
         )),
         (-32000, "contract creation without any data provided".into())
     );
+    // The fee history's refusals, with the reference's texts.
+    for (params, text) in [
+        (
+            json!([2, "latest", [101]]),
+            "invalid reward percentile: 101.000000".to_string(),
+        ),
+        (
+            json!([2, "latest", [50, 20]]),
+            "invalid reward percentile: #0:50.000000 > #1:20.000000".to_string(),
+        ),
+        (
+            json!([2, "0x1000", []]),
+            format!(
+                "request beyond head block: requested 4096, head {}",
+                quantity_of(&head)
+            ),
+        ),
+    ] {
+        assert_eq!(
+            err(http_call(&url, "eth_feeHistory", params.clone())),
+            (-32000, text),
+            "{params}"
+        );
+    }
+    assert_eq!(
+        err(http_call(
+            &url,
+            "eth_feeHistory",
+            json!(["0x", "latest", []])
+        )),
+        (-32602, "invalid argument 0: hex string \"0x\"".into())
+    );
     assert_eq!(
         call(&url, "eth_getBalance", json!([dev, "latest"])),
         balance

@@ -14,6 +14,7 @@ use super::error::{AccountError, Result};
 use super::goparams::{BlockTag, HashParam, Index};
 use super::logs::Missing;
 use super::method::{opt, p, Method, Namespace, ParamKind as K, Subscription};
+pub use super::notify::ChainFeeds;
 use super::HexOut;
 use crate::chain::state::{quantity, Account};
 use crate::chain::Chain;
@@ -22,7 +23,7 @@ use crate::crypto::{self, Address};
 use crate::keystore::{unlock::Unlocked, Error as KsError, Keystore};
 use crate::method;
 use crate::p2p::sync::SyncProgress;
-use crate::rpc::{Call, Feed, FeedKind, HexBytes, Params};
+use crate::rpc::{Call, FeedKind, HexBytes, Params};
 
 use crate::types::json::{AccountKeyJson, BlockJson, ReceiptJson, TransactionJson};
 
@@ -115,26 +116,6 @@ pub struct ForkStatusJson {
     #[serde(rename = "IsShanghai")]
     shanghai: bool,
 }
-
-/// Where notifications of the `chain` subscription kinds come from.
-#[derive(Default)]
-pub struct ChainFeeds {
-    /// New block headers (`newHeads`).
-    pub new_heads: Arc<Feed>,
-    /// Hashes of transactions entering the pool (`newPendingTransactions`).
-    pub new_pending_transactions: Arc<Feed>,
-    /// The logs of new blocks, per subscriber's criteria (`logs`; fed by
-    /// [`super::filters::FilterService`]).
-    pub logs: Arc<super::filters::LogFeed>,
-    /// New block headers in Ethereum's shape (the `eth` namespace's `newHeads`).
-    pub eth_new_heads: Arc<Feed>,
-    /// How a new head's Ethereum-shaped header is made from its hash (set by the `eth`
-    /// namespace, which knows the chain; unset, `eth` `newHeads` has nothing to send).
-    pub eth_head: std::sync::OnceLock<EthHeadFn>,
-}
-
-/// The Ethereum-shaped header of the block with this hash, if the chain has it.
-pub type EthHeadFn = Box<dyn Fn(&[u8; 32]) -> Option<serde_json::Value> + Send + Sync>;
 
 impl Namespace for ChainApi {
     const MODULE: &'static str = "chain";

@@ -1,18 +1,40 @@
-//! The `rpc-notify` service: events of the node's bus turned into notifications of the
-//! `chain` subscription kinds (`newHeads`, `newPendingTransactions`), each serialized once.
+//! The feeds of the `chain` and `eth` subscription kinds ([`ChainFeeds`]) and the
+//! `rpc-notify` service filling them: events of the node's bus turned into notifications
+//! (`newHeads`, in the `eth` namespace in Ethereum's shape, and `newPendingTransactions`),
+//! each serialized once.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use super::chain::ChainFeeds;
 use super::HexOut;
 use crate::crypto;
 use crate::events::{Bus, Event, Gone, Kinds, NewHead, Subscriber};
+use crate::rpc::Feed;
 use crate::service::{Service, Worker};
 
 /// The `newHeads` payload.
+/// Where notifications of the `chain` subscription kinds come from.
+#[derive(Default)]
+pub struct ChainFeeds {
+    /// New block headers (`newHeads`).
+    pub new_heads: Arc<Feed>,
+    /// Hashes of transactions entering the pool (`newPendingTransactions`).
+    pub new_pending_transactions: Arc<Feed>,
+    /// The logs of new blocks, per subscriber's criteria (`logs`; fed by
+    /// [`super::filters::FilterService`]).
+    pub logs: Arc<super::filters::LogFeed>,
+    /// New block headers in Ethereum's shape (the `eth` namespace's `newHeads`).
+    pub eth_new_heads: Arc<Feed>,
+    /// How a new head's Ethereum-shaped header is made from its hash (set by the `eth`
+    /// namespace, which knows the chain; unset, `eth` `newHeads` has nothing to send).
+    pub eth_head: std::sync::OnceLock<EthHeadFn>,
+}
+
+/// The Ethereum-shaped header of the block with this hash, if the chain has it.
+pub type EthHeadFn = Box<dyn Fn(&[u8; 32]) -> Option<serde_json::Value> + Send + Sync>;
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HeadJson {
