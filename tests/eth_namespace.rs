@@ -165,6 +165,10 @@ fn an_eip1559_transaction_in_ethereums_encoding_and_its_block_agree_with_chain()
     assert_eq!(fh["oldestBlock"], number);
     assert_eq!(fh["baseFeePerGas"], json!(["0x0", "0x0"]));
     assert_eq!(fh["reward"], json!([[format!("0x{PRICE:x}")]]));
+    // The genesis holds no transaction: its tips are 0.
+    let genesis = call(&url, "eth_feeHistory", json!([1, "0x0", [50]]));
+    assert_eq!(genesis["reward"], json!([["0x0"]]));
+    assert_eq!(genesis["gasUsedRatio"], json!([0.0]));
     assert_eq!(
         fh["gasUsedRatio"][0].as_f64().unwrap(),
         21_000.0 / 999_999_999_999.0
