@@ -25,6 +25,8 @@
 mod common;
 #[path = "support/conn.rs"]
 mod conn;
+#[path = "support/stats.rs"]
+mod stats;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -34,6 +36,7 @@ use chain_node::types::transaction::{FeeMode, Transaction, ValueTransfer};
 use common::{http_call, u256, Node, PRICE};
 use conn::Conn;
 use serde_json::{json, Value};
+use stats::{loadavg, median, thread_cpu};
 
 const CHAIN_ID: u64 = 1000;
 const CONNS: usize = 8;
@@ -194,27 +197,6 @@ fn sign_round(acc: &mut Accounts, kind: Kind, total: usize) -> Round {
     }
 }
 
-/// CPU seconds of each thread name of process `pid` (threads that ended are not counted).
-fn thread_cpu(pid: u32) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
-    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return out;
-    };
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    for e in dir.flatten() {
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let (Some(a), Some(b)) = (stat.find('('), stat.rfind(')')) else {
-            continue;
-        };
-        let name = stat[a + 1..b].to_string();
-        let f: Vec<&str> = stat[b + 1..].split_whitespace().collect();
-        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-        *out.entry(name).or_insert(0.0) += (ticks(11) + ticks(12)) / hz;
-    }
-    out
-}
-
 /// Microseconds of CPU per transfer by thread name between two readings, the largest first,
 /// and the total.
 fn per_tx(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>, txs: usize) -> String {
@@ -244,15 +226,6 @@ fn process_cpu() -> f64 {
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     (ticks(11) + ticks(12)) / hz
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split_whitespace()
-        .next()
-        .unwrap_or("?")
-        .to_string()
 }
 
 /// Sends the round over its connections, then waits until each connection's last transfer
@@ -320,16 +293,6 @@ fn run_round(n: &Node, addr: &str, round: &Round, total: usize) -> f64 {
 
 fn balance(url: &str, a: &Address) -> u128 {
     number(&http_call(url, "chain_getBalance", json!([hex_addr(a), "latest"]))["result"])
-}
-
-fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    // An even count: the mean of the two middle values.
-    (s[(s.len() - 1) / 2] + s[s.len() / 2]) / 2.0
 }
 
 /// What one signature recovery costs on this machine, in process (no node running): µs per
