@@ -497,29 +497,53 @@ fn static_nodes_file_connects_at_start_up_and_a_bad_entry_stops_the_start() {
     );
 }
 
-/// A flood of bare TCP connections that never speak: past the limit of connections in their
-/// handshake, new ones are closed at once (one warning in the log, not one per connection);
-/// RPC keeps answering, and once the silent ones time out a real peer connects.
+/// A flood of bare TCP connections that never speak, all from one address: that address
+/// holds at most its share of the places of connections in their handshake, each new one
+/// taking the place of its oldest (one warning in the log, not one per connection); RPC keeps
+/// answering, and a real peer is admitted while the silent ones are still open.
 #[test]
-fn a_flood_of_silent_connections_is_capped() {
+fn a_flood_of_silent_connections_from_one_address_holds_only_its_share() {
     let dir = tempfile::tempdir().unwrap();
     let g = genesis(dir.path(), "g.json", None, false);
     let a = node(&g, &[]);
     let b = node(&g, &[]);
     let baddr = addr_of(&kni(&b));
-    let limit = chain_node::p2p::server::MAX_HANDSHAKING;
+    let share = chain_node::p2p::server::MAX_HANDSHAKING_PER_ADDRESS;
+    let flood = chain_node::p2p::server::MAX_HANDSHAKING + 6;
     let mut silent = Vec::new();
-    for _ in 0..limit {
-        silent.push(TcpStream::connect(&baddr).unwrap());
-    }
-    // Every one of these is accepted and then held for its handshake...
-    wait_until("the node to accept the silent connections", &b, || {
+    for _ in 0..flood {
         let s = TcpStream::connect(&baddr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        silent.push(s);
+    }
+    // The node closes the oldest ones without a byte; the newest `share` stay open (their
+    // handshake waits for them: 5 s).
+    let closed = |s: &TcpStream| {
         let mut buf = [0u8; 1];
-        // ...so one more is closed without a byte.
-        matches!((&s).read(&mut buf), Ok(0))
-    });
+        match (&*s).read(&mut buf) {
+            Ok(0) => true,
+            Ok(_) => panic!("the node spoke first"),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => true,
+            Err(_) => false, // timed out: still open
+        }
+    };
+    // Within the newest connections' handshake time (5 s): they are still open...
+    for (i, s) in silent[flood - share..].iter().enumerate() {
+        assert!(!closed(s), "one of the newest {share} was closed: {i}");
+    }
+    // ...and a real peer from the same address gets in at once, while they stay.
+    let started = std::time::Instant::now();
+    connect(&a, &b);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the peer waited for the silent ones to time out"
+    );
+    // The older ones were closed by the node without a byte.
+    for (i, s) in silent[..flood - share].iter().enumerate() {
+        s.set_read_timeout(Some(Duration::from_secs(4))).unwrap();
+        assert!(closed(s), "silent connection {i} of {flood} is still open");
+    }
     wait_log(&b, "Too many inbound connections in their handshake");
     assert_eq!(
         b.log_text()
@@ -528,8 +552,6 @@ fn a_flood_of_silent_connections_is_capped() {
         1,
         "one warning, not one per connection"
     );
-    assert_eq!(ok(call(&b, "net_peerCount", json!([]))), json!("0x0"));
-    // The silent ones time out (5 s each); then a real peer is admitted.
+    assert_eq!(ok(call(&b, "net_peerCount", json!([]))), json!("0x1"));
     drop(silent);
-    connect(&a, &b);
 }

@@ -6,11 +6,13 @@
 //! - [`wire`]: the peer protocol's messages, encoded and decoded as pure functions;
 //! - [`peer`]: a connected peer and the seam between the server and the protocol;
 //! - [`server`]: the listener, the static-peer dialer, and each connection's threads;
+//! - [`slots`]: the places of inbound connections in their handshake, shared by address;
 //! - [`sync`]: the chain's side of the protocol.
 
 pub mod identity;
 pub mod peer;
 pub mod server;
+pub mod slots;
 pub mod sync;
 pub mod transport;
 pub mod url;

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::identity::NodeIdentity;
 use super::peer::{Outgoing, Peer, PeerLink, PeerSet, Protocol};
+use super::slots::{self, Entry, Place, Places, Slots};
 use super::transport::{handshake, Role, SecureWriter, TransportError};
 use super::url::{parse_kni, NodeId, NodeType, NodeUrl};
 use super::wire::{check_status, decode, encode, Message, Status};
@@ -35,8 +36,10 @@ use crate::service::{Service, StopFlag, Worker};
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Inbound connections that may be in their handshake or status exchange at once. Each holds
 /// a thread for up to the handshake and status timeouts, so a flood of bare TCP connections
-/// must not grow without bound: past this many, new ones are closed at once.
-pub const MAX_HANDSHAKING: usize = 64;
+/// must not grow without bound; the places are shared between addresses (see [`super::slots`]).
+pub const MAX_HANDSHAKING: usize = super::slots::TOTAL;
+/// Of those, the most one address holds (its next connection takes its oldest one's place).
+pub const MAX_HANDSHAKING_PER_ADDRESS: usize = super::slots::PER_ADDRESS;
 /// How long we wait for the peer's `Status` after the handshake.
 pub const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
 /// A `Ping` goes out this often on every connection.
@@ -163,19 +166,10 @@ pub struct PeerServer {
     sockets: Mutex<Sockets>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     workers: Mutex<Vec<Worker>>,
-    /// Inbound connections not yet peers (see [`MAX_HANDSHAKING`]).
-    handshaking: Arc<std::sync::atomic::AtomicUsize>,
+    /// The places of inbound connections not yet peers (see [`MAX_HANDSHAKING`]).
+    handshaking: Places,
     /// When the last "too many handshakes" warning was logged (one per 10 s at most).
     flood_warned: Mutex<Option<Instant>>,
-}
-
-/// One inbound connection counted in [`PeerServer::handshaking`] until dropped.
-struct Handshaking(Arc<std::sync::atomic::AtomicUsize>);
-
-impl Drop for Handshaking {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -237,7 +231,10 @@ impl PeerServer {
             sockets: Mutex::new(Sockets::default()),
             threads: Mutex::new(Vec::new()),
             workers: Mutex::new(Vec::new()),
-            handshaking: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            handshaking: Arc::new(Mutex::new(Slots::new(
+                MAX_HANDSHAKING,
+                MAX_HANDSHAKING_PER_ADDRESS,
+            ))),
             flood_warned: Mutex::new(None),
         });
         for url in server.cfg.static_nodes.clone() {
@@ -383,13 +380,21 @@ impl PeerServer {
         loop {
             match listener.accept() {
                 Ok((stream, from)) => {
-                    if self.handshaking.fetch_add(1, Ordering::SeqCst) >= MAX_HANDSHAKING {
-                        self.handshaking.fetch_sub(1, Ordering::SeqCst);
-                        drop(stream);
-                        self.warn_flood(from);
-                        continue;
-                    }
-                    let counted = Handshaking(self.handshaking.clone());
+                    let counted = match slots::enter(&self.handshaking, from.ip(), &stream) {
+                        Entry::Admitted(place) => place,
+                        Entry::Displacing(place) => {
+                            self.warn_flood(
+                                from,
+                                "the oldest of the same or a larger share closed",
+                            );
+                            place
+                        }
+                        Entry::Refused => {
+                            drop(stream);
+                            self.warn_flood(from, "the new one closed");
+                            continue;
+                        }
+                    };
                     let me = self.clone();
                     self.spawn_conn(move || {
                         let _ = me.run_connection(stream, Direction::Accepted, Some(counted));
@@ -483,7 +488,7 @@ impl PeerServer {
         self: &Arc<Self>,
         stream: TcpStream,
         dir: Direction,
-        counted: Option<Handshaking>,
+        counted: Option<Place>,
     ) -> Option<Duration> {
         let key = self.register(&stream)?;
         let result = self.connect(stream, dir, counted);
@@ -492,17 +497,19 @@ impl PeerServer {
     }
 
     /// Logs that inbound connections are being closed unanswered (at most every 10 s).
-    fn warn_flood(&self, from: SocketAddr) {
+    fn warn_flood(&self, from: SocketAddr, what: &str) {
         let mut last = lock(&self.flood_warned);
         if last.is_some_and(|t| t.elapsed() < Duration::from_secs(10)) {
             return;
         }
         *last = Some(Instant::now());
         log::warn(
-            "Too many inbound connections in their handshake; closing new ones",
+            "Too many inbound connections in their handshake",
             &[
                 ("limit", &MAX_HANDSHAKING.to_string()),
+                ("per_address", &MAX_HANDSHAKING_PER_ADDRESS.to_string()),
                 ("addr", &from.to_string()),
+                ("closed", what),
             ],
         );
     }
@@ -513,7 +520,7 @@ impl PeerServer {
         self: &Arc<Self>,
         stream: TcpStream,
         dir: Direction,
-        counted: Option<Handshaking>,
+        counted: Option<Place>,
     ) -> Option<Duration> {
         let inbound = matches!(dir, Direction::Accepted);
         let addr = stream
