@@ -533,7 +533,7 @@ fn a_flood_of_silent_connections_from_one_address_holds_only_its_share() {
         assert!(!closed(s), "one of the newest {share} was closed: {i}");
     }
     // ...and a real peer from the same address gets in at once, while they stay.
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     connect(&a, &b);
     assert!(
         started.elapsed() < Duration::from_secs(3),
@@ -554,4 +554,51 @@ fn a_flood_of_silent_connections_from_one_address_holds_only_its_share() {
     );
     assert_eq!(ok(call(&b, "net_peerCount", json!([]))), json!("0x1"));
     drop(silent);
+}
+
+/// A peer that sends `GetBlocks` back to back is served at the pace of its limit (a burst,
+/// then the rate), not as fast as the node can read blocks; it stays connected (slowed, not
+/// dropped) and RPC answers meanwhile.
+#[test]
+fn a_peer_asking_for_blocks_too_fast_is_slowed() {
+    use chain_node::p2p::{serve_limit, wire};
+    let dir = tempfile::tempdir().unwrap();
+    let g = genesis(dir.path(), "g.json", None, false);
+    let b = node(&g, &[]);
+    let (my_id, mut conn) = admitted_test_peer(&b);
+    let asked = 1000;
+    let get = wire::encode(&wire::Message::GetBlocks { from: 0, count: 1 });
+    let started = Instant::now();
+    for _ in 0..asked {
+        conn.writer.send(&get).unwrap();
+    }
+    conn.reader
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let window = Duration::from_secs(2);
+    let mut answered = 0usize;
+    while started.elapsed() < window {
+        match conn.reader.recv() {
+            Ok(m) => {
+                if let wire::Message::Blocks { blocks } = wire::decode(&m).unwrap() {
+                    assert_eq!(blocks.len(), 1, "the genesis block");
+                    answered += 1;
+                }
+            }
+            Err(_) => continue, // timed out: nothing came
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let allowed = serve_limit::REQUEST_BURST + serve_limit::REQUESTS_PER_SECOND * elapsed;
+    assert!(
+        (answered as f64) <= allowed + 2.0,
+        "{answered} of {asked} answered in {elapsed:.2} s; the limit allows {allowed:.0}"
+    );
+    assert!(
+        answered as f64 >= serve_limit::REQUEST_BURST,
+        "only {answered} answered"
+    );
+    // Slowed, not dropped; RPC is served meanwhile.
+    assert!(peer_ids(&b).contains(&my_id));
+    assert_eq!(ok(call(&b, "net_peerCount", json!([]))), json!("0x1"));
 }

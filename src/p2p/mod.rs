@@ -7,10 +7,12 @@
 //! - [`peer`]: a connected peer and the seam between the server and the protocol;
 //! - [`server`]: the listener, the static-peer dialer, and each connection's threads;
 //! - [`slots`]: the places of inbound connections in their handshake, shared by address;
-//! - [`sync`]: the chain's side of the protocol.
+//! - [`sync`]: the chain's side of the protocol, serving blocks at the pace of
+//!   [`serve_limit`].
 
 pub mod identity;
 pub mod peer;
+pub mod serve_limit;
 pub mod server;
 pub mod slots;
 pub mod sync;

@@ -2,7 +2,7 @@
 //!
 //! - **serving**: a peer's `GetBlocks` is answered with the canonical blocks asked for, at
 //!   most [`MAX_BLOCKS`] and about [`MAX_SERVE_BYTES`] of them (fewer means "that is what I
-//!   have, or what fits");
+//!   have, or what fits"), at the pace [`super::serve_limit`] allows the peer;
 //! - **sync**: when a peer's head is beyond ours, the blocks after our head are fetched from
 //!   it in batches of [`SYNC_BATCH`], the next batch asked for while the previous one is
 //!   checked and stored (`Chain::insert_blocks`: seals, signatures, state roots). A block
@@ -41,6 +41,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::peer::{Peer, PeerHead, PeerSet, Protocol};
+use super::serve_limit::{ServeLimit, Verdict};
 use super::url::NodeId;
 use super::wire::{encode, Message, Status, MAX_BLOCKS, MAX_TXS, PROTOCOL_NAME, PROTOCOL_VERSION};
 use crate::chain::pool::PoolError;
@@ -175,6 +176,19 @@ struct PeerState {
     /// The peer's head when a sync from it last ended without a block gained: no new
     /// attempt until it announces a further head.
     failed_at: Option<u64>,
+    /// How fast it may have blocks served.
+    serve_limit: ServeLimit,
+}
+
+impl PeerState {
+    fn new(peer: &Arc<Peer>) -> PeerState {
+        PeerState {
+            peer: peer.clone(),
+            known_txs: KnownSet::new(KNOWN_TXS),
+            failed_at: None,
+            serve_limit: ServeLimit::new(Instant::now()),
+        }
+    }
 }
 
 /// Where the `Blocks` answers of the peer a sync waits on go.
@@ -319,17 +333,11 @@ impl ChainProtocol {
     /// that reconnected).
     fn with_state<R>(&self, peer: &Arc<Peer>, f: impl FnOnce(&mut PeerState) -> R) -> R {
         let mut states = lock(&self.states);
-        let st = states.entry(peer.link.id).or_insert_with(|| PeerState {
-            peer: peer.clone(),
-            known_txs: KnownSet::new(KNOWN_TXS),
-            failed_at: None,
-        });
+        let st = states
+            .entry(peer.link.id)
+            .or_insert_with(|| PeerState::new(peer));
         if !Arc::ptr_eq(&st.peer, peer) {
-            *st = PeerState {
-                peer: peer.clone(),
-                known_txs: KnownSet::new(KNOWN_TXS),
-                failed_at: None,
-            };
+            *st = PeerState::new(peer);
         }
         f(st)
     }
@@ -352,8 +360,8 @@ impl ChainProtocol {
     // ---- serving ----
 
     /// Answers a `GetBlocks`: the blocks from `from`, at most `count`, [`MAX_BLOCKS`] and
-    /// about [`MAX_SERVE_BYTES`].
-    fn serve_blocks(&self, peer: &Peer, from: u64, count: u64) {
+    /// about [`MAX_SERVE_BYTES`]; their size is charged to the peer's [`ServeLimit`].
+    fn serve_blocks(&self, peer: &Arc<Peer>, from: u64, count: u64) {
         if peer.is_closing() {
             return;
         }
@@ -368,7 +376,38 @@ impl ChainProtocol {
                 Vec::new()
             }
         };
+        let bytes = blocks.iter().map(Vec::len).sum();
+        if let Some(st) = lock(&self.states)
+            .get_mut(&peer.link.id)
+            .filter(|st| Arc::ptr_eq(&st.peer, peer))
+        {
+            st.serve_limit.served(bytes, Instant::now());
+        }
         peer.send(&Message::Blocks { blocks });
+    }
+
+    /// Admits a peer's `GetBlocks` at the pace of its [`ServeLimit`]: waits (on the peer's
+    /// reader thread, which reads nothing more from it meanwhile) while it is over its rate;
+    /// an error (the peer is dropped) when it is far over.
+    fn pace_request(&self, peer: &Arc<Peer>) -> Result<(), String> {
+        let wait = match self.with_state(peer, |s| s.serve_limit.request(Instant::now())) {
+            Verdict::Drop => {
+                return Err(dropping(
+                    peer,
+                    "asks for blocks faster than it may be served".to_string(),
+                ))
+            }
+            Verdict::After(w) => w,
+        };
+        let until = Instant::now() + wait;
+        while !peer.is_closing() && !self.stopping() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(TICK));
+        }
+        Ok(())
     }
 
     // ---- sync ----
@@ -813,6 +852,7 @@ impl Protocol for ChainProtocol {
     fn on_message(&self, peer: &Arc<Peer>, msg: Message) -> Result<(), String> {
         match msg {
             Message::GetBlocks { from, count } => {
+                self.pace_request(peer)?;
                 let job = ServeJob {
                     peer: peer.clone(),
                     from,
