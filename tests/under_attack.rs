@@ -73,13 +73,19 @@ fn count(regions: &[Vec<u8>], needle: &[u8]) -> usize {
         .sum()
 }
 
-/// The import, unlock, signature, wrong unlock and lock of a fresh key over one transport,
-/// through `call`; then a scan of the node's memory for the passphrases and the key.
+/// Over one transport, through `call`: import a fresh key, unlock it, sign (personal_ and
+/// chain_), sign and send a transaction with the passphrase, a wrong unlock, replace the key
+/// with another under a new passphrase, create a new account, lock; then, the connection
+/// closed, a scan of the node's memory for every passphrase and both keys.
 fn secrets_are_wiped_after(n: &Node, transport: &str, mut call: impl FnMut(&str, Value) -> Value) {
     let pass = format!("Sup3rS3cret-{}", random_hex(8));
     let wrong = format!("Wr0ngPass-{}", random_hex(8));
+    let new_pass = format!("N3wS3cret-{}", random_hex(8));
+    let account_pass = format!("Acc0untS3cret-{}", random_hex(8));
     let key_hex = random_hex(32);
     let key = hex::decode(&key_hex).unwrap();
+    let new_key_hex = random_hex(32);
+    let new_key = hex::decode(&new_key_hex).unwrap();
     let addr = ok(call("personal_importRawKey", json!([key_hex, pass])));
     let addr = addr.as_str().unwrap().to_string();
     assert_eq!(
@@ -87,18 +93,41 @@ fn secrets_are_wiped_after(n: &Node, transport: &str, mut call: impl FnMut(&str,
         json!(true)
     );
     ok(call("personal_sign", json!(["0x68656c6c6f", addr, pass])));
+    ok(call("chain_sign", json!([addr, "0x68656c6c6f"])));
+    let tx = json!({"from": addr, "to": addr, "value": "0x0", "gas": "0x5208", "nonce": "0x0"});
+    ok(call("personal_signTransaction", json!([tx, pass])));
+    // Unfunded: refused, but the passphrase went through the node all the same.
+    let (code, msg) = err(call("personal_sendTransaction", json!([tx, pass])));
+    assert_eq!(
+        (code, msg.as_str()),
+        (-32000, "insufficient funds of the sender for value ")
+    );
     let (code, _) = err(call("personal_unlockAccount", json!([addr, wrong, 0])));
     assert_eq!(code, -32000);
+    // The wallet-key form: the new key for the account's address.
+    let wallet_key = format!("{new_key_hex}0x00{addr}");
+    ok(call(
+        "personal_replaceRawKey",
+        json!([wallet_key, pass, new_pass]),
+    ));
+    ok(call("personal_newAccount", json!([account_pass])));
     assert_eq!(ok(call("personal_lockAccount", json!([addr]))), json!(true));
     drop(call);
     // The connection is closed; give the node a moment to end its threads.
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(2000));
     let regions = memory_of(n.child.id());
     let found = [
         ("passphrase", count(&regions, pass.as_bytes())),
         ("wrong passphrase", count(&regions, wrong.as_bytes())),
+        ("new passphrase", count(&regions, new_pass.as_bytes())),
+        (
+            "new account's passphrase",
+            count(&regions, account_pass.as_bytes()),
+        ),
         ("hex key", count(&regions, key_hex.as_bytes())),
         ("binary key", count(&regions, &key)),
+        ("hex replacing key", count(&regions, new_key_hex.as_bytes())),
+        ("binary replacing key", count(&regions, &new_key)),
     ];
     assert!(
         found.iter().all(|(_, n)| *n == 0),
@@ -106,15 +135,14 @@ fn secrets_are_wiped_after(n: &Node, transport: &str, mut call: impl FnMut(&str,
     );
 }
 
-/// After an import, an unlock, a signature, a wrong unlock and a lock, with the connection
-/// closed and the account locked, no copy of the passphrases or of the key (as hex or as
-/// bytes) is left in the node's memory: over IPC (whose decoder used to keep them), HTTP and
-/// WebSocket.
+/// After the calls of [`secrets_are_wiped_after`], with the connection closed and the
+/// account locked, no copy of the passphrases or of the keys (as hex or as bytes) is left in
+/// the node's memory: over IPC (whose decoder used to keep them), HTTP and WebSocket.
 #[test]
 fn no_secret_is_left_in_memory_after_calls() {
     let mut args = vec!["--dev"];
-    args.extend(common::http_args("personal"));
-    args.extend(common::ws_args("personal"));
+    args.extend(common::http_args("personal,chain"));
+    args.extend(common::ws_args("personal,chain"));
     let n = Node::start(&args);
     let mut c = Ipc::connect(n.ipc.as_ref().unwrap());
     secrets_are_wiped_after(&n, "IPC", move |m, p| c.call(m, p));
