@@ -129,24 +129,43 @@ impl Chain {
         tx: Transaction,
         signers: Result<Vec<crate::types::account_key::Signer>, crate::types::transaction::TxError>,
     ) -> Result<[u8; 32], SubmitError> {
+        let fee_payer_signers = tx.recovered_fee_payer();
+        let mut adm = self.admission();
+        let (hash, pending) = self.admit(&mut adm, tx, signers, fee_payer_signers)?;
+        drop(adm);
+        if pending {
+            self.publish(Event::PendingTransaction(hash));
+        }
+        Ok(hash)
+    }
+
+    /// Adds `tx`, its signers and its fee payer's recovered, to the pool under the lock
+    /// `adm`; its hash and whether it is pending.
+    pub(super) fn admit(
+        &self,
+        adm: &mut Admission,
+        tx: Transaction,
+        signers: Result<Vec<crate::types::account_key::Signer>, crate::types::transaction::TxError>,
+        fee_payer_signers: Result<
+            Vec<crate::types::account_key::Signer>,
+            crate::types::transaction::TxError,
+        >,
+    ) -> Result<([u8; 32], bool), SubmitError> {
         let sender = match (tx.from(), &signers) {
             (Some(from), _) => Some(from),
             (None, Ok(s)) => s.first().map(|s| s.address),
             (None, Err(_)) => None,
         };
-        let fee_payer_signers = tx.recovered_fee_payer();
-        let mut adm = self.admission();
         // The sender's and the fee payer's accounts are in the view before the pool asks
         // for them (the fee payer's is read for every transaction it pays for).
         let read = sender
             .iter()
             .chain(tx.fee_payer().as_ref())
-            .try_for_each(|a| self.admission_account(&mut adm, a).map(|_| ()));
-        let adm_ref = &mut *adm;
-        let (in_flight, accounts) = (&adm_ref.in_flight, &adm_ref.accounts);
+            .try_for_each(|a| self.admission_account(adm, a).map(|_| ()));
+        let (in_flight, accounts) = (&adm.in_flight, &adm.accounts);
         let head_root = self.head().header.state_root;
         let nodes = self.db_nodes();
-        let (hash, pending) = adm_ref.pool.add(
+        Ok(adm.pool.add(
             tx,
             signers,
             fee_payer_signers,
@@ -163,12 +182,7 @@ impl Chain {
                         .map_err(|e| e.to_string()),
                 }
             },
-        )?;
-        drop(adm);
-        if pending {
-            self.publish(Event::PendingTransaction(hash));
-        }
-        Ok(hash)
+        )?)
     }
 
     /// The nonce lock of `sender`: held by a send method from before it reads the pending

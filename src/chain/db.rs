@@ -153,7 +153,8 @@ pub struct BlockWrite<'a> {
 
 /// The open chain database.
 pub struct ChainDb {
-    db: Database,
+    /// The redb file, opened again after an I/O error (a full disk).
+    db: super::reopen::Reopening,
     nodes: super::nodelog::NodeLog,
 }
 
@@ -217,7 +218,10 @@ impl ChainDb {
             }
         }
         let nodes = super::nodelog::NodeLog::open_named(dir, &name, committed)?;
-        Ok(ChainDb { db, nodes })
+        Ok(ChainDb {
+            db: super::reopen::Reopening::new(path, db),
+            nodes,
+        })
     }
 
     /// The trie-node file, for a state migration to build its successor.

@@ -126,7 +126,12 @@ impl Chain {
             // is appended to both files.
             let _sealing = self.sealing.lock().unwrap_or_else(|p| p.into_inner());
             let head = self.head();
-            let name = format!("trie-nodes.migrated-{}.log", head.header.number);
+            // A second migration at the same head must not reuse (and truncate) the file
+            // the first made, which is the one in use.
+            let mut name = format!("trie-nodes.migrated-{}.log", head.header.number);
+            if name == self.db.node_log().name() {
+                name = format!("trie-nodes.migrated-{}.again.log", head.header.number);
+            }
             self.db
                 .node_log()
                 .start_mirror(&name)
@@ -458,6 +463,20 @@ mod tests {
             .filter(|n| n.starts_with("trie-nodes"))
             .collect();
         assert_eq!(names, vec!["trie-nodes.migrated-20.log".to_string()]);
+    }
+
+    #[test]
+    fn a_second_migration_at_the_same_head_keeps_the_file_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let (chain, v) = chain_with_blocks(dir.path(), 5);
+        for _ in 0..3 {
+            chain.start_state_migration().unwrap();
+            assert_eq!(wait_done(&chain).err, "null");
+            assert_eq!(chain.account(&v.address(), None).unwrap().unwrap().nonce, 5);
+        }
+        drop(chain);
+        let again = Chain::open(dir.path(), &genesis(&v, 0)).unwrap();
+        assert_eq!(again.account(&v.address(), None).unwrap().unwrap().nonce, 5);
     }
 
     #[test]

@@ -27,8 +27,9 @@
 //!   sealed and imported blocks are counted).
 //! - `pool.rs` (pending and queued transactions), `validate.rs` (the rules every transaction
 //!   follows, and their refusals), `state.rs` (accounts in a secure trie), `genesis.rs`.
-//! - Storage: `db.rs` (blocks, receipts, look-ups in redb), `nodelog.rs` (trie nodes in an
-//!   append-only file), `store_error.rs` (the hash and error both share).
+//! - Storage: `db.rs` (blocks, receipts, look-ups in redb; `reopen.rs` opens the file again
+//!   after an I/O error), `nodelog.rs` (trie nodes in an append-only file), `store_error.rs`
+//!   (the hash and error both share).
 //!
 //! Within `chain/` dependencies point one way: `pool` uses `validate`, `db` uses `nodelog`,
 //! both storage files use `store_error`, sealing uses `admission` and `run`, tracing uses
@@ -49,6 +50,7 @@ pub mod nodelog;
 pub mod pool;
 pub mod proof;
 mod read;
+mod reopen;
 mod run;
 mod seal;
 pub mod seal_batch;

@@ -514,6 +514,9 @@ impl NodeLog {
     /// [`NodeLog::copy`] puts there.
     pub fn start_mirror(&self, name: &str) -> Result<()> {
         let _w = self.writing.lock().unwrap_or_else(|p| p.into_inner());
+        if name == self.primary().name {
+            return Err(Error::Storage(format!("{name} is the node file in use")));
+        }
         let seg = Segment::create(&self.dir, name)?;
         *self.mirror.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(seg));
         Ok(())

@@ -62,6 +62,8 @@ impl Chain {
     /// the seal and the durable write happen without it, so that transactions keep arriving
     /// while a block is written. A taken transaction that can no longer run (a contract it
     /// needed went away, an earlier one of its sender was dropped) is left out and forgotten.
+    /// When the block cannot be written, nothing of it is kept and its transactions are
+    /// pending again.
     pub fn seal(&self, validator: &SecretKey) -> Result<Option<[u8; 32]>, ChainError> {
         let _sealing = self.sealing.lock().unwrap_or_else(|p| p.into_inner());
         let parent = self.head();
@@ -76,7 +78,7 @@ impl Chain {
             parent_hash: parent.hash,
             chain_id: self.chain_id(),
         };
-        let run = {
+        let mut run = {
             let mut adm = self.admission();
             if adm.pool.is_empty() {
                 return Ok(None);
@@ -105,8 +107,11 @@ impl Chain {
                 *hash,
                 header.number,
                 run.included.iter().map(|p| p.hash).collect(),
-                run.included.into_iter().map(|p| (p.tx, p.sender)).collect(),
-                run.receipts,
+                std::mem::take(&mut run.included)
+                    .into_iter()
+                    .map(|p| (p.tx, p.sender))
+                    .collect(),
+                std::mem::take(&mut run.receipts),
             );
             self.recent
                 .lock()
@@ -119,8 +124,18 @@ impl Chain {
         let (hash, header) = match written {
             Ok(w) => w,
             Err(e) => {
-                // The block's transactions are dropped: the pool forgot them when it took
-                // them, and the view goes back to the head's accounts.
+                // Nothing was written (a full disk, say): the block's transactions go back to
+                // the pool, ahead of those that arrived meanwhile (which were checked against
+                // the accounts the block would have left), all checked again against the
+                // head's accounts, which the view goes back to. Without this, a failed write
+                // lost them, and every later transaction of their senders with them.
+                // Under one hold of the lock, so that no sender's nonce is read half-way.
+                // (Announced once already: not published again.)
+                let later = adm.pool.take();
+                for p in run.included.into_iter().chain(later) {
+                    let fee_payer_signers = p.tx.recovered_fee_payer();
+                    let _ = self.admit(&mut adm, p.tx, Ok(p.signers), fee_payer_signers);
+                }
                 return Err(e);
             }
         };
@@ -282,6 +297,58 @@ impl Chain {
 
 /// How often the sealer looks at the pool.
 const SEAL_TICK: std::time::Duration = std::time::Duration::from_millis(20);
+/// The longest the sealer waits before trying again after failures.
+const RETRY_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+/// How often a failure that goes on is logged again.
+const FAILURE_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The sealer's failures in a row: it waits before trying again (doubling from
+/// [`SEAL_TICK`] to [`RETRY_MAX`]), logs the first failure, then one line per
+/// [`FAILURE_LOG_EVERY`] with the count, and one line when sealing works again.
+#[derive(Default)]
+struct Failing {
+    count: u64,
+    retry_at: Option<std::time::Instant>,
+    wait: std::time::Duration,
+    logged: Option<std::time::Instant>,
+}
+
+impl Failing {
+    fn waiting(&self) -> bool {
+        self.retry_at.is_some_and(|t| std::time::Instant::now() < t)
+    }
+
+    fn failed(&mut self, err: &str) {
+        self.count += 1;
+        self.wait = (self.wait * 2).clamp(SEAL_TICK, RETRY_MAX);
+        let now = std::time::Instant::now();
+        self.retry_at = Some(now + self.wait);
+        if self
+            .logged
+            .is_none_or(|t| now.duration_since(t) >= FAILURE_LOG_EVERY)
+        {
+            self.logged = Some(now);
+            crate::log::error(
+                "Sealing failed",
+                &[
+                    ("err", err),
+                    ("failures", &self.count.to_string()),
+                    ("retry_in", &format!("{:?}", self.wait)),
+                ],
+            );
+        }
+    }
+
+    fn recovered(&mut self) {
+        if self.count > 0 {
+            crate::log::info(
+                "Sealing works again",
+                &[("failures", &self.count.to_string())],
+            );
+        }
+        *self = Failing::default();
+    }
+}
 
 /// The `--dev` sealer (`sealer` thread): seals a block as soon as transactions are pending,
 /// and, given a period, no sooner than that after the previous block.
@@ -320,13 +387,15 @@ impl Service for Sealer {
         let key = self.key.take().ok_or("the sealer was started twice")?;
         let period = self.period;
         let mut last: Option<std::time::Instant> = None;
+        let mut failing = Failing::default();
         self.worker = Some(Worker::periodic("sealer", SEAL_TICK, move || {
-            if last.is_some_and(|l| l.elapsed() < period) {
+            if last.is_some_and(|l| l.elapsed() < period) || failing.waiting() {
                 return;
             }
             match chain.seal(&key) {
                 Ok(Some(hash)) => {
                     last = Some(std::time::Instant::now());
+                    failing.recovered();
                     crate::log::info(
                         "Sealed a block",
                         &[
@@ -336,7 +405,7 @@ impl Service for Sealer {
                     )
                 }
                 Ok(None) => {}
-                Err(e) => crate::log::error("Sealing failed", &[("err", &e.to_string())]),
+                Err(e) => failing.failed(&e.to_string()),
             }
         })?);
         Ok(())
