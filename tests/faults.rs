@@ -417,7 +417,7 @@ fn a_full_disk_loses_nothing_and_the_node_recovers_when_space_returns() {
         let raw = common::raw_transfer(&key, sent, to, 1, common::PRICE, 1000);
         ok(call("chain_sendRawTransaction", json!([raw])));
         sent += 1;
-        if after_full > 0 || (sent % 100 == 0 && n.log_text().contains("Sealing failed")) {
+        if after_full > 0 || (sent.is_multiple_of(100) && n.log_text().contains("Sealing failed")) {
             after_full += 1;
         }
     }
