@@ -22,6 +22,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/slow.rs"]
+mod slow;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -32,6 +34,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{Ipc, Node};
+use slow::{raise_fd_limit, rss_mb, threads};
 
 const MODULES: &str = r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules","params":[]}"#;
 
@@ -53,38 +56,6 @@ fn main() {
             other => panic!("unknown case {other:?}"),
         }
     }
-}
-
-fn raise_fd_limit() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid, initialised struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
-            lim.rlim_cur = lim.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
-    }
-}
-
-fn status_field(pid: u32, field: &str) -> usize {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn rss_mb(pid: u32) -> f64 {
-    status_field(pid, "VmRSS:") as f64 / 1024.0
-}
-
-fn threads(pid: u32) -> usize {
-    status_field(pid, "Threads:")
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -228,36 +199,7 @@ fn slowloris(time: Duration) {
     let stop = Arc::new(AtomicBool::new(false));
     let reconnects = Arc::new(AtomicUsize::new(0));
     // The attackers: 2 threads, each 1,000 sockets, one byte per socket per second.
-    let attackers: Vec<_> = [http.clone(), ws_addr.clone()]
-        .into_iter()
-        .map(|addr| {
-            let (stop, reconnects) = (stop.clone(), reconnects.clone());
-            thread::spawn(move || {
-                let open = |addr: &str| {
-                    let s = TcpStream::connect(addr).ok()?;
-                    s.set_nonblocking(true).ok()?;
-                    let _ =
-                        (&s).write(b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n");
-                    Some(s)
-                };
-                let mut socks: Vec<Option<TcpStream>> = (0..1000).map(|_| open(&addr)).collect();
-                while !stop.load(Ordering::Relaxed) {
-                    for s in socks.iter_mut() {
-                        let alive = s.as_ref().is_some_and(|s| {
-                            let mut b = [0u8; 512];
-                            let closed = matches!((&*s).read(&mut b), Ok(0));
-                            !closed && (&*s).write(b"X").is_ok()
-                        });
-                        if !alive {
-                            reconnects.fetch_add(1, Ordering::Relaxed);
-                            *s = open(&addr);
-                        }
-                    }
-                    thread::sleep(Duration::from_secs(1));
-                }
-            })
-        })
-        .collect();
+    let attackers = slow::slow_sockets(&[http.clone(), ws_addr.clone()], 1000, &stop, &reconnects);
     thread::sleep(Duration::from_secs(2));
     let during_threads = threads(pid);
     let (h, w) = well_behaved(&http, &ws, time);
