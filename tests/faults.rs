@@ -483,3 +483,52 @@ fn a_full_disk_loses_nothing_and_the_node_recovers_when_space_returns() {
     drop(n);
     drop(disk);
 }
+
+/// `admin_importChain` of a long file stops when the node is told to stop (SIGTERM): the node
+/// exits promptly and cleanly with the blocks imported so far, whole; the import then goes on
+/// from there.
+#[test]
+fn an_rpc_import_stops_on_shutdown() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let validator = SecretKey::from_slice(&[0x41; 32]).unwrap();
+    let (genesis_file, genesis) = common::funded_genesis(dir.path(), validator.address(), 1000);
+    let total = 120_000;
+    let file = dir.path().join("empty.rlp");
+    common::write_empty_blocks(&file, &genesis, &validator, total);
+    let dd = tempfile::TempDir::new_in(dir.path()).unwrap();
+    common::chaind_init(dd.path(), &genesis_file);
+    let mut n = node_on(dd);
+    let url = n.http.clone().unwrap();
+    let importing = {
+        let (url, file) = (url.clone(), file.clone());
+        std::thread::spawn(move || {
+            common::http_post(
+                &url,
+                &json!({"jsonrpc": "2.0", "id": 1, "method": "admin_importChain", "params": [file]})
+                    .to_string(),
+            )
+        })
+    };
+    common::wait_until("the import to start", &n, || {
+        n.log_text().contains("Imported blocks")
+    });
+    let asked = Instant::now();
+    let status = n.terminate(10).expect("the node did not stop within 10 s");
+    assert!(status.success(), "{status}");
+    let took = asked.elapsed();
+    assert!(took < Duration::from_secs(5), "stopping took {took:?}");
+    let _ = importing.join();
+    let dd = std::mem::replace(&mut n.datadir, tempfile::tempdir().unwrap());
+    drop(n);
+    let chain = Chain::open(&dd.path().join("chaindata"), &genesis).unwrap();
+    let head = chain.head_number();
+    assert!(0 < head && head < total, "head {head} of {total}");
+    drop(chain);
+    assert!(chaind(dd.path(), &[os("import"), file.as_os_str()])
+        .status()
+        .unwrap()
+        .success());
+    let chain = Chain::open(&dd.path().join("chaindata"), &genesis).unwrap();
+    assert_eq!(chain.head_number(), total);
+}
