@@ -24,7 +24,7 @@
 
 mod queue;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::state::{add, sub, Account};
 use super::validate::{check_recovered, InvalidTransaction};
@@ -109,6 +109,8 @@ struct Sender {
     view: Option<View>,
     /// When its queue last saw activity; set whenever something is queued.
     beat: Option<queue::Beat>,
+    /// The heartbeat under which the sender is in [`Pool::idle`], if it is.
+    indexed: Option<u64>,
 }
 
 /// Whether `p` may run under `key`: its signatures against the key for its role, and its
@@ -148,6 +150,8 @@ pub struct Pool {
     limits: QueueLimits,
     /// Heartbeats given so far (orders them).
     beats: u64,
+    /// The senders with queued transactions by heartbeat, the idlest first (`queue.rs`).
+    idle: BTreeSet<(u64, Address)>,
 }
 
 impl Pool {
@@ -226,6 +230,7 @@ impl Pool {
             for h in dropped {
                 self.by_hash.remove(&h);
             }
+            self.reindex(a);
         }
         self.senders
             .retain(|_, s| !s.queued.is_empty() || !s.pending.is_empty() || s.view.is_some());
@@ -463,6 +468,7 @@ impl Pool {
             s.queued.insert(nonce, entry);
             self.queued += 1;
             self.by_hash.insert(hash, (checked.sender, nonce));
+            self.reindex(checked.sender);
             return Ok((hash, false));
         }
         if self.arrivals.len() >= MAX_PENDING {
@@ -492,6 +498,7 @@ impl Pool {
         for h in dropped {
             self.by_hash.remove(&h);
         }
+        self.reindex(checked.sender);
         Ok((hash, true))
     }
 }

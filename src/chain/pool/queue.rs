@@ -98,12 +98,10 @@ impl Pool {
             return Ok(());
         }
         while self.queued >= self.limits.all_slots {
-            let idlest = self
-                .senders
-                .iter()
-                .filter_map(|(a, s)| Some((s.beat?.seq, *a, highest(s)?)))
-                .min();
-            let Some((_, victim, top)) = idlest else {
+            let idlest = self.idle.first().map(|(_, a)| *a);
+            let Some((victim, top)) =
+                idlest.and_then(|a| Some((a, highest(self.senders.get(&a)?)?)))
+            else {
                 return Err(PoolError::Full);
             };
             if victim == sender && nonce > top {
@@ -119,14 +117,23 @@ impl Pool {
     pub fn expire(&mut self, now: Instant) -> Vec<[u8; 32]> {
         let lifetime = self.limits.lifetime;
         let mut dropped = Vec::new();
-        for s in self.senders.values_mut() {
-            let idle = s
-                .beat
-                .is_some_and(|b| now.saturating_duration_since(b.at) >= lifetime);
-            if idle && !s.queued.is_empty() {
-                dropped.extend(std::mem::take(&mut s.queued).into_values().map(|p| p.hash));
-                s.beat = None;
+        // Heartbeats are numbered in the order of their times: the idle ones come first.
+        while let Some(&(seq, a)) = self.idle.first() {
+            let s = self.senders.get_mut(&a).filter(|s| s.indexed == Some(seq));
+            let Some(s) = s else {
+                // Not kept up to date (cannot happen): forgotten.
+                self.idle.pop_first();
+                continue;
+            };
+            if s.beat
+                .is_some_and(|b| now.saturating_duration_since(b.at) < lifetime)
+            {
+                break;
             }
+            self.idle.pop_first();
+            dropped.extend(std::mem::take(&mut s.queued).into_values().map(|p| p.hash));
+            s.beat = None;
+            s.indexed = None;
         }
         for h in &dropped {
             self.by_hash.remove(h);
@@ -148,6 +155,25 @@ impl Pool {
         }
         if s.queued.is_empty() {
             s.beat = None;
+        }
+        self.reindex(sender);
+    }
+
+    /// Puts `sender` in [`Pool::idle`] under its heartbeat if it has queued transactions,
+    /// and takes it out if not: called wherever a sender's queue or heartbeat changed.
+    pub(super) fn reindex(&mut self, sender: Address) {
+        let Some(s) = self.senders.get_mut(&sender) else {
+            return;
+        };
+        let want = s.beat.filter(|_| !s.queued.is_empty()).map(|b| b.seq);
+        if want != s.indexed {
+            if let Some(old) = s.indexed {
+                self.idle.remove(&(old, sender));
+            }
+            if let Some(new) = want {
+                self.idle.insert((new, sender));
+            }
+            s.indexed = want;
         }
     }
 }
@@ -184,8 +210,21 @@ mod tests {
         p
     }
 
-    /// The queued nonces of `k`, in order.
+    /// Checks that [`Pool::idle`] holds exactly the senders with queued transactions, under
+    /// their heartbeats.
+    fn assert_indexed(pool: &Pool) {
+        let want: std::collections::BTreeSet<(u64, Address)> = pool
+            .senders
+            .iter()
+            .filter(|(_, s)| !s.queued.is_empty())
+            .map(|(a, s)| (s.beat.expect("a queue has a heartbeat").seq, *a))
+            .collect();
+        assert_eq!(pool.idle, want);
+    }
+
+    /// The queued nonces of `k`, in order (after [`assert_indexed`]).
     fn queued(pool: &Pool, k: &SecretKey) -> Vec<u64> {
+        assert_indexed(pool);
         pool.senders
             .get(&k.address())
             .map(|s| s.queued.keys().copied().collect())
@@ -281,6 +320,33 @@ mod tests {
         assert_eq!((p.len(), p.queued_len()), (2, 3), "pending untouched");
     }
 
+    /// A block from elsewhere empties a queue (a stale nonce dropped, the next promoted):
+    /// the sender leaves the heartbeat order, and the promotion counts as activity.
+    #[test]
+    fn promotion_after_a_block_keeps_the_order() {
+        let (a, b, c) = (key(1), key(2), key(3));
+        let acct = account(0, 100 * cost(1));
+        let mut p = pool(10, 3);
+        add(&mut p, tx(&a, 2, 1), &acct).unwrap();
+        add(&mut p, tx(&a, 3, 1), &acct).unwrap();
+        add(&mut p, tx(&b, 5, 1), &acct).unwrap();
+        assert!(p.take().is_empty());
+        let promoted = p.promote(|k| {
+            Some(if *k == a.address() {
+                account(3, 100 * cost(1))
+            } else {
+                acct.clone()
+            })
+        });
+        assert_eq!(promoted.len(), 1);
+        assert_eq!((queued(&p, &a), queued(&p, &b)), (vec![], vec![5]));
+        // a queues again, after b: b is the idlest when the queue is full.
+        add(&mut p, tx(&a, 6, 1), &acct).unwrap();
+        add(&mut p, tx(&c, 1, 1), &acct).unwrap();
+        add(&mut p, tx(&c, 2, 1), &acct).unwrap();
+        assert_eq!((queued(&p, &a), queued(&p, &b)), (vec![6], vec![]));
+    }
+
     #[test]
     fn an_idle_queue_expires_and_pending_transactions_stay() {
         let (a, b) = (key(1), key(2));
@@ -300,6 +366,7 @@ mod tests {
         assert_eq!(queued(&p, &b), Vec::<u64>::new());
         // The same nonce may come again.
         add(&mut p, tx(&a, 2, 1), &acct).unwrap();
+        assert_eq!(queued(&p, &a), [2]);
         assert_eq!(p.queued_len(), 1);
     }
 }
