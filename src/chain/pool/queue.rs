@@ -80,8 +80,8 @@ impl Pool {
     }
 
     /// Makes room for `sender`'s transaction of `nonce` in the queue: within the sender's
-    /// share, and within the global cap. Fails, changing nothing, when the transaction would
-    /// itself be the one to go.
+    /// share, and within the global cap, evicting one transaction at most. Fails, evicting
+    /// nothing, when the new transaction would itself be the one to go.
     pub(super) fn make_room(&mut self, sender: Address, nonce: u64) -> Result<(), PoolError> {
         let share = self.limits.account_slots;
         if let Some(top) = self
@@ -117,6 +117,7 @@ impl Pool {
     pub fn expire(&mut self, now: Instant) -> Vec<[u8; 32]> {
         let lifetime = self.limits.lifetime;
         let mut dropped = Vec::new();
+        let mut emptied = Vec::new();
         // Heartbeats are numbered in the order of their times: the idle ones come first.
         while let Some(&(seq, a)) = self.idle.first() {
             let s = self.senders.get_mut(&a).filter(|s| s.indexed == Some(seq));
@@ -134,13 +135,19 @@ impl Pool {
             dropped.extend(std::mem::take(&mut s.queued).into_values().map(|p| p.hash));
             s.beat = None;
             s.indexed = None;
+            if s.pending.is_empty() && s.view.is_none() {
+                emptied.push(a);
+            }
         }
         for h in &dropped {
             self.by_hash.remove(h);
         }
         self.queued -= dropped.len();
-        self.senders
-            .retain(|_, s| !s.queued.is_empty() || !s.pending.is_empty() || s.view.is_some());
+        // Only the senders just emptied: a walk over every sender would cost a lock hold
+        // that grows with the pending ones.
+        for a in emptied {
+            self.senders.remove(&a);
+        }
         dropped
     }
 
