@@ -4,13 +4,14 @@
 //! leave them, so that a transaction is checked against the state it will run on. This file
 //! holds submission (`submit`, `submit_recovered`), the pool's contents as the API and the
 //! peers read them (pending, queued, raw bytes, counts, the next nonce), the per-sender nonce
-//! locks of the send methods, and the promotion of queued transactions when the head moves.
+//! locks of the send methods, the promotion of queued transactions when the head moves, and
+//! the service that drops idle queues ([`QueueExpiry`]).
 //! Sealing (`seal.rs`) and import (`import.rs`) change the view; nothing here writes a block.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::pool::{Pool, PoolError};
+use super::pool::{expiry_interval, Pool, PoolError, QueueLimits};
 use super::state::{Account, State, StateError};
 use super::{Chain, ChainError};
 use crate::crypto::Address;
@@ -105,6 +106,20 @@ impl Chain {
     pub fn allow_local_anchor(&self, allow: bool) {
         self.allow_local_anchor
             .store(allow, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Sets the queue's limits (`--txpool.nonexec-slots.*`, `--txpool.lifetime`); at
+    /// start-up.
+    pub fn set_queue_limits(&self, limits: QueueLimits) {
+        self.admission().pool.set_limits(limits);
+    }
+
+    /// Drops the queued transactions of senders idle for the queue's lifetime; how many.
+    pub fn expire_queued(&self) -> usize {
+        self.admission()
+            .pool
+            .expire(std::time::Instant::now())
+            .len()
     }
 
     /// [`Chain::submit`] of a transaction from this node's own users (the RPC): a chain-data
@@ -235,6 +250,53 @@ impl Chain {
         let mut adm = self.admission();
         let nonce = self.admission_account(&mut adm, address)?.nonce;
         Ok(adm.pool.next_nonce(address, nonce))
+    }
+}
+
+/// The service that drops idle queues: every [`expiry_interval`] of the lifetime (the
+/// reference's eviction ticker).
+pub struct QueueExpiry {
+    chain: Arc<Chain>,
+    worker: Option<crate::service::Worker>,
+}
+
+impl QueueExpiry {
+    pub fn new(chain: Arc<Chain>) -> QueueExpiry {
+        QueueExpiry {
+            chain,
+            worker: None,
+        }
+    }
+}
+
+impl crate::service::Service for QueueExpiry {
+    fn name(&self) -> &'static str {
+        "txpool-expiry"
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        let chain = self.chain.clone();
+        let every = expiry_interval(chain.admission().pool.limits().lifetime);
+        self.worker = Some(crate::service::Worker::periodic(
+            "txpool-expiry",
+            every,
+            move || {
+                let n = chain.expire_queued();
+                if n > 0 {
+                    crate::log::debug(
+                        "Dropped idle queued transactions",
+                        &[("count", &n.to_string())],
+                    );
+                }
+            },
+        )?);
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut w) = self.worker.take() {
+            w.stop();
+        }
     }
 }
 

@@ -59,7 +59,7 @@ mod store_error;
 pub mod trace;
 pub mod validate;
 
-pub use admission::SubmitError;
+pub use admission::{QueueExpiry, SubmitError};
 pub use nodecache::{CacheSaver, CacheStatus, SaveOutcome};
 pub use read::{BlockRecord, TxRecord, BAD_BLOCKS};
 pub use seal::{seal_header, Sealer};

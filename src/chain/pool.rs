@@ -15,24 +15,26 @@
 //! the nonce of one already in the pool, pending or queued, is refused with `there is another
 //! tx which has the same nonce in the tx pool`.
 //!
-//! Limits: [`MAX_PER_SENDER`] transactions of one sender (pending and queued), [`MAX_PENDING`]
-//! pending and [`MAX_QUEUED`] queued in all (`txpool is full`, the reference's text).
+//! Limits: [`MAX_PER_SENDER`] transactions of one sender (pending and queued) and
+//! [`MAX_PENDING`] pending in all (`txpool is full`, the reference's text); the queue has its
+//! own, with eviction and expiry (`queue.rs`, [`QueueLimits`]).
 //!
 //! Signatures, the sender's and a fee payer's, are recovered before the pool's lock is taken;
 //! the sender's signers are kept.
 
-use std::collections::{BTreeMap, HashMap};
+mod queue;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::state::{add, sub, Account};
 use super::validate::{check_recovered, InvalidTransaction};
 use crate::crypto::Address;
 use crate::types::account_key::{AccountKey, Signer};
 use crate::types::transaction::{Transaction, TxError, U256};
+pub use queue::{expiry_interval, QueueLimits};
 
 /// Most transactions pending at once.
 pub const MAX_PENDING: usize = 200_000;
-/// Most transactions queued at once.
-pub const MAX_QUEUED: usize = 50_000;
 /// Most transactions of one sender in the pool, pending and queued.
 pub const MAX_PER_SENDER: usize = 16_384;
 /// How far ahead of its sender's next nonce a transaction may be queued.
@@ -74,6 +76,9 @@ pub enum PoolError {
     SameNonce,
     #[error("txpool is full")]
     Full,
+    /// The sender's share of the queue is taken by lower nonces (`queue.rs`).
+    #[error("txpool is full: the sender already has {0} queued transactions, the most one sender may have")]
+    SenderQueueFull(usize),
     #[error(
         "the sender has {} transactions in the pool, the most one sender may have",
         MAX_PER_SENDER
@@ -102,6 +107,10 @@ struct Sender {
     /// `None` until the sender's account is read after the last block (then nothing is
     /// pending).
     view: Option<View>,
+    /// When its queue last saw activity; set whenever something is queued.
+    beat: Option<queue::Beat>,
+    /// The heartbeat under which the sender is in [`Pool::idle`], if it is.
+    indexed: Option<u64>,
 }
 
 /// Whether `p` may run under `key`: its signatures against the key for its role, and its
@@ -138,6 +147,11 @@ pub struct Pool {
     /// The pending transactions in the order they became pending.
     arrivals: Vec<(Address, u64)>,
     queued: usize,
+    limits: QueueLimits,
+    /// Heartbeats given so far (orders them).
+    beats: u64,
+    /// The senders with queued transactions by heartbeat, the idlest first (`queue.rs`).
+    idle: BTreeSet<(u64, Address)>,
 }
 
 impl Pool {
@@ -208,16 +222,15 @@ impl Pool {
                 head_key: acct.key,
             });
             let mut dropped = Vec::new();
-            promoted.extend(Self::advance(
-                s,
-                a,
-                &mut self.arrivals,
-                &mut self.queued,
-                &mut dropped,
-            ));
+            let moved = Self::advance(s, a, &mut self.arrivals, &mut self.queued, &mut dropped);
+            if !moved.is_empty() {
+                s.beat = Some(queue::Beat::next(&mut self.beats));
+            }
+            promoted.extend(moved);
             for h in dropped {
                 self.by_hash.remove(&h);
             }
+            self.reindex(a);
         }
         self.senders
             .retain(|_, s| !s.queued.is_empty() || !s.pending.is_empty() || s.view.is_some());
@@ -442,17 +455,20 @@ impl Pool {
             if nonce - next > MAX_NONCE_AHEAD {
                 return Err(PoolError::NonceTooHigh { next });
             }
-            if self.queued >= MAX_QUEUED {
-                return Err(PoolError::Full);
-            }
             // It must be affordable on its own now; what the transactions before it will
             // leave, and the key then in force, are checked when it becomes pending.
             if sub(&acct.balance, &checked.cost).is_none() {
                 return Err(InvalidTransaction::InsufficientFunds.into());
             }
+            self.make_room(checked.sender, nonce)?;
+            let s = self.senders.entry(checked.sender).or_default();
+            if s.queued.is_empty() {
+                s.beat = Some(queue::Beat::next(&mut self.beats));
+            }
             s.queued.insert(nonce, entry);
             self.queued += 1;
             self.by_hash.insert(hash, (checked.sender, nonce));
+            self.reindex(checked.sender);
             return Ok((hash, false));
         }
         if self.arrivals.len() >= MAX_PENDING {
@@ -467,6 +483,8 @@ impl Pool {
             key,
             head_key: view.head_key,
         });
+        // A sender whose transactions become pending is active: its queue is not idle.
+        s.beat = Some(queue::Beat::next(&mut self.beats));
         self.arrivals.push((checked.sender, nonce));
         self.by_hash.insert(hash, (checked.sender, nonce));
         let mut dropped = Vec::new();
@@ -480,6 +498,7 @@ impl Pool {
         for h in dropped {
             self.by_hash.remove(&h);
         }
+        self.reindex(checked.sender);
         Ok((hash, true))
     }
 }
@@ -499,7 +518,7 @@ mod tests {
         b
     }
 
-    fn tx(key: &SecretKey, nonce: u64, value: u128) -> Transaction {
+    pub(super) fn tx(key: &SecretKey, nonce: u64, value: u128) -> Transaction {
         let mut t = Transaction::of(ValueTransfer {
             nonce,
             gas_price: u256(u128::from(PRICE)),
@@ -514,18 +533,22 @@ mod tests {
     }
 
     /// The cost of `tx(_, _, value)`.
-    fn cost(value: u128) -> u128 {
+    pub(super) fn cost(value: u128) -> u128 {
         u128::from(PRICE) * 21_000 + value
     }
 
-    fn add(pool: &mut Pool, t: Transaction, acct: &Account) -> Result<([u8; 32], bool), PoolError> {
+    pub(super) fn add(
+        pool: &mut Pool,
+        t: Transaction,
+        acct: &Account,
+    ) -> Result<([u8; 32], bool), PoolError> {
         let (signers, fee_payer_signers) = (t.recovered(), t.recovered_fee_payer());
         pool.add(t, signers, fee_payer_signers, CHAIN, PRICE, |_| {
             Ok(acct.clone())
         })
     }
 
-    fn account(nonce: u64, balance: u128) -> Account {
+    pub(super) fn account(nonce: u64, balance: u128) -> Account {
         Account {
             nonce,
             balance: u256(balance),
@@ -619,7 +642,7 @@ mod tests {
             "a queued transaction must be affordable on its own"
         );
         let mut full = Pool {
-            queued: MAX_QUEUED,
+            queued: QueueLimits::default().all_slots,
             ..Pool::default()
         };
         assert_eq!(

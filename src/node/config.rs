@@ -30,9 +30,9 @@ array of kni URLs) and admin_addPeer. Flags marked \"accepted for compatibility\
 but change nothing. \
 `chaind init GENESIS.json` writes a chain's genesis block into the data directory; a node \
 started there serves that chain (without --dev it does not seal). \
-Durations (the --rpc*timeout flags, --dev.period, --state.trie-cache-save-period, and their \
-settings in the configuration file) are a number of seconds (30, 0.5) or numbers with units \
-ns, us, ms, s, m, h (90s, 1m30s, 1h). \
+Durations (the --rpc*timeout flags, --dev.period, --txpool.lifetime, \
+--state.trie-cache-save-period, and their settings in the configuration file) are a number \
+of seconds (30, 0.5) or numbers with units ns, us, ms, s, m, h (90s, 1m30s, 1h). \
 The options shared with the subcommands (--datadir, --config, --verbosity, --dev, --chainid, \
 --networkid, --state.trie-cache-limit) may come before or after the subcommand."
 )]
@@ -189,6 +189,34 @@ pub struct Config {
     /// this node`), as the reference does
     #[arg(long = "txpool.allow-local-anchortx")]
     pub allow_local_anchortx: bool,
+    /// Most queued transactions (waiting for an earlier nonce) of one sender; past it a
+    /// transaction below the sender's highest queued nonce takes that one's place, one above
+    /// it is refused
+    #[arg(
+        long = "txpool.nonexec-slots.account",
+        value_name = "N",
+        default_value_t = 64,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub txpool_nonexec_slots_account: u64,
+    /// Most queued transactions in all; when full, the sender whose queue has been idle
+    /// longest gives up its highest nonce to a new one
+    #[arg(
+        long = "txpool.nonexec-slots.all",
+        value_name = "N",
+        default_value_t = 1024,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub txpool_nonexec_slots_all: u64,
+    /// A sender's queued transactions are dropped once its queue has been idle this long
+    /// (nothing queued anew, nothing become pending)
+    #[arg(
+        long = "txpool.lifetime",
+        value_name = "DURATION",
+        default_value = "5m",
+        value_parser = parse_option
+    )]
+    pub txpool_lifetime: Duration,
     /// Keep the index of sender transaction hashes (accepted for compatibility: this node
     /// always keeps it, so chain_getTransactionBySenderTxHash finds every sealed transaction)
     #[arg(long)]
@@ -552,6 +580,16 @@ pub enum Subcommand {
 }
 
 impl Config {
+    /// The pool's queue limits the `--txpool.*` flags set.
+    pub fn queue_limits(&self) -> crate::chain::pool::QueueLimits {
+        let slots = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        crate::chain::pool::QueueLimits {
+            account_slots: slots(self.txpool_nonexec_slots_account),
+            all_slots: slots(self.txpool_nonexec_slots_all),
+            lifetime: self.txpool_lifetime,
+        }
+    }
+
     /// Parses the process's arguments, with the `--config` file's settings placed before
     /// them. Exits with clap's usage error (code 2) on bad flags, and with code 2 and
     /// `error: <file>:<line>: ...` on a bad configuration file (a bad value included).
@@ -821,6 +859,7 @@ mod tests {
                 "--rpcidletimeout",
                 "--rpcexecutiontimeout",
                 "--dev.period",
+                "--txpool.lifetime",
                 "--state.trie-cache-save-period"
             ]
         );
@@ -830,6 +869,7 @@ mod tests {
             "--rpcidletimeout" => c.idle_timeout(),
             "--rpcexecutiontimeout" => c.execution_timeout(),
             "--dev.period" => c.dev_period,
+            "--txpool.lifetime" => c.txpool_lifetime,
             _ => c.trie_cache_save_period,
         };
         for flag in &durations {
@@ -871,6 +911,43 @@ mod tests {
             )),
             "{e}"
         );
+    }
+
+    #[test]
+    fn queue_limits_default_to_the_reference_and_take_at_least_one_slot() {
+        use crate::chain::pool::QueueLimits;
+        assert_eq!(
+            try_parse(&[]).unwrap().queue_limits(),
+            QueueLimits {
+                account_slots: 64,
+                all_slots: 1024,
+                lifetime: Duration::from_secs(300)
+            }
+        );
+        let c = try_parse(&[
+            "--txpool.nonexec-slots.account",
+            "16",
+            "--txpool.nonexec-slots.all",
+            "64",
+            "--txpool.lifetime",
+            "1500ms",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.queue_limits(),
+            QueueLimits {
+                account_slots: 16,
+                all_slots: 64,
+                lifetime: Duration::from_millis(1500)
+            }
+        );
+        for flag in [
+            "--txpool.nonexec-slots.account",
+            "--txpool.nonexec-slots.all",
+        ] {
+            let e = try_parse(&[flag, "0"]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{e}");
+        }
     }
 
     #[test]

@@ -453,6 +453,7 @@ impl Node {
                 cache_bytes(cfg),
             )?);
             chain.allow_local_anchor(cfg.allow_local_anchortx);
+            chain.set_queue_limits(cfg.queue_limits());
             if cfg.dev {
                 let validator = genesis.validator.ok_or_else(|| {
                     StartError::Service(
@@ -480,6 +481,7 @@ impl Node {
             genesis.network_id = cfg.networkid;
             let chain = Chain::open_with(&layout.chaindata(), &genesis, cache_bytes(cfg))?;
             chain.allow_local_anchor(cfg.allow_local_anchortx);
+            chain.set_queue_limits(cfg.queue_limits());
             log::info(
                 "Chain opened",
                 &[
@@ -698,6 +700,9 @@ impl Node {
                 filters,
                 feeds.logs.clone(),
             )));
+        }
+        if let Some(c) = &chain {
+            plan.push(Box::new(crate::chain::QueueExpiry::new(c.clone())));
         }
         if let Some(s) = sealer {
             plan.push(Box::new(s));
