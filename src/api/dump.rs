@@ -101,67 +101,154 @@ impl Dumps {
     /// when the chain lacks the block; [`BUSY`] while another dump runs.
     pub fn block(&self, chain: &Chain, number: u64, page: Page) -> Result<Option<RawJson>> {
         let _slot = self.slot()?;
-        let mut out = Vec::with_capacity(1 << 16);
-        // The root is written once known: a placeholder of its length goes first.
-        out.extend_from_slice(br#"{"root":""#);
-        let root_at = out.len();
-        out.extend_from_slice(&[b'0'; 66]);
-        out.extend_from_slice(br#"","accounts":{"#);
-        let mut count = 0u64;
-        let mut next = None;
-        let mut failed = None;
-        let root = chain.visit_dump(Some(number), &page.start, &mut |e| {
-            if page.max == Some(count) {
-                next = Some(e.key);
-                return false;
-            }
-            if count > 0 {
-                out.push(b',');
-            }
-            count += 1;
-            match write_account(chain, &e, &mut out) {
-                Ok(()) => true,
-                Err(err) => {
-                    failed = Some(err);
-                    false
-                }
-            }
-        })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        let Some(root) = root else { return Ok(None) };
-        out[root_at..root_at + 66].copy_from_slice(hex0x(&root).as_bytes());
-        out.push(b'}');
-        if let Some(key) = next {
-            out.extend_from_slice(br#","next":""#);
-            out.extend_from_slice(hex0x(&key).as_bytes());
-            out.push(b'"');
-        }
-        out.push(b'}');
-        Ok(Some(raw(out)))
+        sized(|out| write_block(chain, number, page, out))
     }
 
     /// `{"root", "nodes"}`: the hash of every node of the state of block `number`. `None`
     /// when the chain lacks the block; [`BUSY`] while another dump runs.
     pub fn state_trie(&self, chain: &Chain, number: u64) -> Result<Option<RawJson>> {
         let _slot = self.slot()?;
-        let mut nodes = Vec::with_capacity(1 << 16);
-        let root = chain.visit_state_nodes(Some(number), &mut |h| {
-            nodes.extend_from_slice(if nodes.is_empty() { b"\"" } else { b",\"" });
-            nodes.extend_from_slice(hex0x(h).as_bytes());
-            nodes.push(b'"');
-        })?;
-        let Some(root) = root else { return Ok(None) };
-        let head = format!(r#"{{"root":"{}","nodes":["#, hex0x(&root));
-        nodes.splice(0..0, head.bytes());
-        nodes.extend_from_slice(b"]}");
-        Ok(Some(raw(nodes)))
+        sized(|out| write_state_trie(chain, number, out))
     }
 }
 
+/// Where a reply is written: counted first, then written into a buffer of that size.
+trait Out: std::io::Write {
+    fn len(&self) -> usize;
+    /// Overwrites the bytes from `at` (written before) with `bytes`.
+    fn patch(&mut self, at: usize, bytes: &[u8]);
+}
+
+/// A writer that only counts.
+#[derive(Default)]
+struct Count(usize);
+
+impl std::io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Out for Count {
+    fn len(&self) -> usize {
+        self.0
+    }
+
+    fn patch(&mut self, _: usize, _: &[u8]) {}
+}
+
+impl Out for Vec<u8> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+
+    fn patch(&mut self, at: usize, bytes: &[u8]) {
+        self[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+}
+
+/// Room left after the text for the response's envelope (`{"jsonrpc":"2.0","id":..,
+/// "result":`, `}` and a newline), so that adding it does not move the text.
+const ENVELOPE_ROOM: usize = 1024;
+
+/// The reply `write` writes, written twice: counted, then into a buffer of its exact size.
+/// Writing it once into a growing buffer costs a copy at each growth (the wiping
+/// allocator's `realloc` always copies), with both buffers resident then; pieces joined at
+/// the end cost two replies' memory too. Twice the work, for one reply's memory.
+fn sized(
+    mut write: impl FnMut(&mut dyn Out) -> Result<Option<()>>,
+) -> Result<Option<RawJson>> {
+    let mut count = Count::default();
+    if write(&mut count)?.is_none() {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(count.0 + ENVELOPE_ROOM);
+    if write(&mut out)?.is_none() {
+        return Ok(None);
+    }
+    debug_assert_eq!(out.len(), count.0, "the two passes wrote the same");
+    Ok(Some(RawJson(
+        String::from_utf8(out).expect("serde_json and hex write UTF-8"),
+    )))
+}
+
+/// Writes `"{"root":"0x..","` with a placeholder for the root: where it goes.
+fn write_root_placeholder(out: &mut dyn Out) -> Result<usize> {
+    write_all(out, br#"{"root":""#)?;
+    let at = out.len();
+    write_all(out, &[b'0'; 66])?;
+    write_all(out, b"\",")?;
+    Ok(at)
+}
+
+fn write_all(out: &mut dyn Out, bytes: &[u8]) -> Result<()> {
+    out.write_all(bytes).map_err(|e| Error::Rpc(RpcError::server(format!("cannot write the dump: {e}"))))
+}
+
+/// The reply of [`Dumps::block`] into `out`; `None` when the chain lacks the block.
+fn write_block(chain: &Chain, number: u64, page: Page, out: &mut dyn Out) -> Result<Option<()>> {
+    let root_at = write_root_placeholder(out)?;
+    write_all(out, br#""accounts":{"#)?;
+    let mut count = 0u64;
+    let mut next = None;
+    let mut failed = None;
+    let root = chain.visit_dump(Some(number), &page.start, &mut |e| {
+        if page.max == Some(count) {
+            next = Some(e.key);
+            return false;
+        }
+        let written = if count > 0 { write_all(out, b",") } else { Ok(()) };
+        count += 1;
+        match written.and_then(|()| write_account(chain, &e, out)) {
+            Ok(()) => true,
+            Err(err) => {
+                failed = Some(err);
+                false
+            }
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let Some(root) = root else { return Ok(None) };
+    out.patch(root_at, hex0x(&root).as_bytes());
+    write_all(out, b"}")?;
+    if let Some(key) = next {
+        write_all(out, format!(r#","next":"{}""#, hex0x(&key)).as_bytes())?;
+    }
+    write_all(out, b"}")?;
+    Ok(Some(()))
+}
+
+/// The reply of [`Dumps::state_trie`] into `out`; `None` when the chain lacks the block.
+fn write_state_trie(chain: &Chain, number: u64, out: &mut dyn Out) -> Result<Option<()>> {
+    let root_at = write_root_placeholder(out)?;
+    write_all(out, br#""nodes":["#)?;
+    let mut first = true;
+    let mut failed = Ok(());
+    let root = chain.visit_state_nodes(Some(number), &mut |h| {
+        let sep: &[u8] = if first { b"\"" } else { b",\"" };
+        first = false;
+        if failed.is_ok() {
+            failed = write_all(out, sep)
+                .and_then(|()| write_all(out, hex0x(h).as_bytes()))
+                .and_then(|()| write_all(out, b"\""));
+        }
+    })?;
+    failed?;
+    let Some(root) = root else { return Ok(None) };
+    out.patch(root_at, hex0x(&root).as_bytes());
+    write_all(out, b"]}")?;
+    Ok(Some(()))
+}
+
 /// `"0x<address>":{...}` of one account, appended to `out`.
-fn write_account(chain: &Chain, e: &DumpEntry, out: &mut Vec<u8>) -> Result<()> {
+fn write_account(chain: &Chain, e: &DumpEntry, out: &mut dyn Out) -> Result<()> {
     let a = &e.account;
     let contract = chain.contract_dump(a)?;
     let name = match &e.address {
@@ -178,14 +265,7 @@ fn write_account(chain: &Chain, e: &DumpEntry, out: &mut Vec<u8>) -> Result<()> 
         key: hex0x(&e.key),
         account_key: AccountKeyJson::from(&a.key),
     };
-    out.push(b'"');
-    out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(b"\":");
-    serde_json::to_writer(&mut *out, &account)
+    write_all(out, format!("\"{name}\":").as_bytes())?;
+    serde_json::to_writer(out, &account)
         .map_err(|err| Error::Rpc(RpcError::server(format!("cannot encode the dump: {err}"))))
-}
-
-/// The text written, as the reply.
-fn raw(bytes: Vec<u8>) -> RawJson {
-    RawJson(String::from_utf8(bytes).expect("serde_json and hex write UTF-8"))
 }

@@ -100,7 +100,7 @@ impl Response {
         if head_only || self.body.len() <= ONE_PIECE {
             return w.write_all(&self.render(head_only, keep));
         }
-        w.write_all(&self.render_head(self.body.len(), keep))?;
+        w.write_all(&self.render_head(0, keep))?;
         w.write_all(&self.body)
     }
 
