@@ -160,9 +160,7 @@ const ENVELOPE_ROOM: usize = 1024;
 /// Writing it once into a growing buffer costs a copy at each growth (the wiping
 /// allocator's `realloc` always copies), with both buffers resident then; pieces joined at
 /// the end cost two replies' memory too. Twice the work, for one reply's memory.
-fn sized(
-    mut write: impl FnMut(&mut dyn Out) -> Result<Option<()>>,
-) -> Result<Option<RawJson>> {
+fn sized(mut write: impl FnMut(&mut dyn Out) -> Result<Option<()>>) -> Result<Option<RawJson>> {
     let mut count = Count::default();
     if write(&mut count)?.is_none() {
         return Ok(None);
@@ -187,7 +185,8 @@ fn write_root_placeholder(out: &mut dyn Out) -> Result<usize> {
 }
 
 fn write_all(out: &mut dyn Out, bytes: &[u8]) -> Result<()> {
-    out.write_all(bytes).map_err(|e| Error::Rpc(RpcError::server(format!("cannot write the dump: {e}"))))
+    out.write_all(bytes)
+        .map_err(|e| Error::Rpc(RpcError::server(format!("cannot write the dump: {e}"))))
 }
 
 /// The reply of [`Dumps::block`] into `out`; `None` when the chain lacks the block.
@@ -202,7 +201,11 @@ fn write_block(chain: &Chain, number: u64, page: Page, out: &mut dyn Out) -> Res
             next = Some(e.key);
             return false;
         }
-        let written = if count > 0 { write_all(out, b",") } else { Ok(()) };
+        let written = if count > 0 {
+            write_all(out, b",")
+        } else {
+            Ok(())
+        };
         count += 1;
         match written.and_then(|()| write_account(chain, &e, out)) {
             Ok(()) => true,

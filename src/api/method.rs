@@ -252,7 +252,8 @@ pub fn reply<T: Serialize + 'static, E: Into<RpcError>>(
     r: Result<T, E>,
 ) -> Result<Value, RpcError> {
     let mut v = Some(r.map_err(Into::into)?);
-    if let Some(raw) = (&mut v as &mut dyn std::any::Any).downcast_mut::<Option<crate::rpc::RawJson>>()
+    if let Some(raw) =
+        (&mut v as &mut dyn std::any::Any).downcast_mut::<Option<crate::rpc::RawJson>>()
     {
         return Ok(raw.take().expect("just set").into_value());
     }

@@ -535,7 +535,9 @@ impl RawJson {
 /// The text of a [`RawJson`] result carried in `v`, taken out; else `v` as it was.
 fn take_raw_json(v: Value) -> Result<String, Value> {
     match v {
-        Value::Object(mut m) if m.len() == 1 && m.get(RAW_JSON_KEY).is_some_and(Value::is_string) => {
+        Value::Object(mut m)
+            if m.len() == 1 && m.get(RAW_JSON_KEY).is_some_and(Value::is_string) =>
+        {
             match m.remove(RAW_JSON_KEY) {
                 Some(Value::String(s)) => Ok(s),
                 _ => unreachable!("checked to be a string"),

@@ -95,7 +95,14 @@ mod tests {
 
     #[test]
     fn entries_from_a_start_key_in_order_and_a_stop() {
-        let keys = [[0x10, 1], [0x12, 2], [0x12, 3], [0x20, 4], [0xf0, 5], [0x11, 6]];
+        let keys = [
+            [0x10, 1],
+            [0x12, 2],
+            [0x12, 3],
+            [0x20, 4],
+            [0xf0, 5],
+            [0x11, 6],
+        ];
         let (store, root) = stored(&keys);
         let t = Trie::open(&store, root);
         let from = |start: &[u8], most: usize| {

@@ -96,7 +96,12 @@ impl Response {
     /// Writes the response to `w`: in one piece when small (one segment on the wire), else
     /// the head and then the body as it is, so that a large body (a state dump) is never
     /// copied.
-    pub fn write_to(&self, w: &mut impl std::io::Write, head_only: bool, keep: Keep) -> std::io::Result<()> {
+    pub fn write_to(
+        &self,
+        w: &mut impl std::io::Write,
+        head_only: bool,
+        keep: Keep,
+    ) -> std::io::Result<()> {
         if head_only || self.body.len() <= ONE_PIECE {
             return w.write_all(&self.render(head_only, keep));
         }
