@@ -11,15 +11,14 @@
 //! `debug_standardTraceBlockToFile`, which read and write the node's files) is then served
 //! over IPC only.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::blockfiles::{decimal, hex_prefix, print_block, read_file, write_temp_file};
+use super::blockfiles::{hex_prefix, print_block, read_file, write_temp_file};
 use super::callargs::call_args;
+use super::dump::{Dumps, Page};
 use super::error::{Error, Result};
 use super::goparams::{BlockRef as BlockParam, BlockTag, HashParam};
 use super::logs::Missing;
@@ -30,7 +29,6 @@ use crate::chain::Chain;
 use crate::method;
 use crate::metrics::{Metrics, ProcessMemory};
 use crate::rpc::{Call, HexBytes, Params, RawJson};
-use crate::types::json::AccountKeyJson;
 
 /// The methods `--rpc.unsafe-debug.disable` keeps off HTTP and WebSocket.
 pub const UNSAFE: &[&str] = &[
@@ -54,6 +52,8 @@ pub struct DebugApi {
     metrics: Arc<Metrics>,
     /// Tracing requests running now.
     heavy: AtomicUsize,
+    /// The dump running now.
+    dumps: Dumps,
 }
 
 /// A tracing request's place under [`HEAVY_REQUEST_LIMIT`], given back when dropped.
@@ -77,9 +77,9 @@ impl Namespace for DebugApi {
         ),
         method!(
             "debug_dumpBlock",
-            [p("block", K::Any)],
-            "Every account of a block's state (by number or hash): balance, nonce, account key",
-            "object: root, accounts by address",
+            [p("block", K::Any), opt("start", K::Hash), opt("maxResults", K::Integer)],
+            "Every account of a block's state (by number or hash): balance, nonce, account key; a page of them from trie key start, at most maxResults",
+            "object: root, accounts by address (next: the trie key of the next page)",
             Self::dump_block
         ),
         method!(
@@ -216,23 +216,6 @@ impl Namespace for DebugApi {
     ];
 }
 
-/// An account as `debug_dumpBlock` shows it (go-ethereum's dump, plus the account key): a
-/// contract's code and storage (slots by the Keccak-256 that keys them in its trie).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct DumpAccount {
-    balance: String,
-    nonce: u64,
-    root: String,
-    code_hash: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    storage: Option<BTreeMap<String, String>>,
-    key: String,
-    account_key: AccountKeyJson,
-}
-
 impl DebugApi {
     /// The namespace over `chain` (if any), reporting `metrics` (whose samplers read the
     /// chain, the pool and the peers).
@@ -241,6 +224,7 @@ impl DebugApi {
             chain,
             metrics,
             heavy: AtomicUsize::new(0),
+            dumps: Dumps::new(),
         }
     }
 
@@ -431,66 +415,35 @@ impl DebugApi {
         Ok(hex::encode(b.encode()))
     }
 
-    /// `debug_dumpBlock(number | hash)`: `{root, accounts}`, accounts by address (by trie
-    /// key when the address is not known).
-    fn dump_block(&self, _: &Call, p: &Params) -> Result<Value> {
+    /// `debug_dumpBlock(number | hash, start?, maxResults?)`: `{root, accounts}`, accounts
+    /// by address (by trie key when the address is not known); given `start` (a trie key)
+    /// or `maxResults`, the accounts from `start` on, at most `maxResults`, and `next`, the
+    /// trie key to ask for next, while accounts are left (module `dump`).
+    fn dump_block(&self, _: &Call, p: &Params) -> Result<RawJson> {
         let (arg, number) = self.block_arg(p, 0)?;
-        let number = number.ok_or_else(|| not_found("", &arg))?;
-        let (root, accounts) = self
-            .chain()?
-            .dump(Some(number))?
-            .ok_or_else(|| not_found("", &arg))?;
-        let chain = self.chain()?;
-        let mut out = BTreeMap::new();
-        for (address, key, a) in accounts {
-            let contract = chain.contract_dump(&a)?;
-            let name = match address {
-                Some(a) => format!("0x{}", hex::encode(a.0)),
-                None => format!("0x{}", hex::encode(key)),
-            };
-            out.insert(
-                name,
-                DumpAccount {
-                    balance: decimal(&a.balance),
-                    nonce: a.nonce,
-                    root: format!("0x{}", hex::encode(a.storage_root())),
-                    code_hash: format!("0x{}", hex::encode(a.code_hash())),
-                    code: contract
-                        .as_ref()
-                        .map(|(code, _)| format!("0x{}", hex::encode(code))),
-                    storage: contract.map(|(_, slots)| {
-                        slots
-                            .into_iter()
-                            .map(|(k, v)| {
-                                (
-                                    format!("0x{}", hex::encode(k)),
-                                    crate::chain::state::quantity(&v),
-                                )
-                            })
-                            .collect()
-                    }),
-                    key: format!("0x{}", hex::encode(key)),
-                    account_key: AccountKeyJson::from(&a.key),
-                },
-            );
+        let start: Option<HashParam> = p.optional(1)?;
+        let max: Option<u64> = p.optional(2)?;
+        if max == Some(0) {
+            return Err(server("maxResults must be at least 1"));
         }
-        Ok(json!({"root": format!("0x{}", hex::encode(root)), "accounts": out}))
+        let page = Page {
+            start: start.map_or([0; 32], |h| h.0),
+            max,
+        };
+        let number = number.ok_or_else(|| not_found("", &arg))?;
+        self.dumps
+            .block(self.chain()?, number, page)?
+            .ok_or_else(|| not_found("", &arg))
     }
 
     /// `debug_dumpStateTrie(number | hash)`: `{root, nodes}`, the hash of every node.
-    fn dump_state_trie(&self, _: &Call, p: &Params) -> Result<Value> {
+    fn dump_state_trie(&self, _: &Call, p: &Params) -> Result<RawJson> {
         let (arg, number) = self.block_arg(p, 0)?;
         // The reference writes `#` before the text that already starts with one.
         let number = number.ok_or_else(|| not_found("#", &arg))?;
-        let (root, nodes) = self
-            .chain()?
-            .state_nodes(Some(number))?
-            .ok_or_else(|| not_found("#", &arg))?;
-        let nodes: Vec<String> = nodes
-            .iter()
-            .map(|h| format!("0x{}", hex::encode(h)))
-            .collect();
-        Ok(json!({"root": format!("0x{}", hex::encode(root)), "nodes": nodes}))
+        self.dumps
+            .state_trie(self.chain()?, number)?
+            .ok_or_else(|| not_found("#", &arg))
     }
 
     /// `debug_getBadBlocks`: `[{hash, rlp, reason}]`, oldest first.
@@ -710,15 +663,17 @@ fn server(text: impl Into<String>) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use super::super::blockfiles::decimal;
+
     #[test]
     fn balances_in_decimal() {
         let mut v = [0u8; 32];
-        assert_eq!(super::decimal(&v), "0");
+        assert_eq!(decimal(&v), "0");
         v[31] = 255;
         v[30] = 1;
-        assert_eq!(super::decimal(&v), "511");
+        assert_eq!(decimal(&v), "511");
         assert_eq!(
-            super::decimal(&[0xff; 32]),
+            decimal(&[0xff; 32]),
             "115792089237316195423570985008687907853269984665640564039457584007913129639935"
         );
     }

@@ -246,12 +246,19 @@ pub fn specs<A: Namespace>() -> Vec<MethodSpec> {
 
 /// A handler's typed result as the dispatcher takes it: the value serialized, the error
 /// mapped (in one place: `impl From<api::Error> for RpcError`).
-pub fn reply<T: Serialize, E: Into<RpcError>>(r: Result<T, E>) -> Result<Value, RpcError> {
-    match r {
-        Ok(v) => serde_json::to_value(v)
-            .map_err(|e| RpcError::server(format!("cannot encode the result: {e}"))),
-        Err(e) => Err(e.into()),
+/// A [`RawJson`](crate::rpc::RawJson) result (a dump's text, hundreds of megabytes) is moved
+/// into the value, not copied as serializing it would.
+pub fn reply<T: Serialize + 'static, E: Into<RpcError>>(
+    r: Result<T, E>,
+) -> Result<Value, RpcError> {
+    let mut v = Some(r.map_err(Into::into)?);
+    if let Some(raw) =
+        (&mut v as &mut dyn std::any::Any).downcast_mut::<Option<crate::rpc::RawJson>>()
+    {
+        return Ok(raw.take().expect("just set").into_value());
     }
+    serde_json::to_value(v.expect("not taken"))
+        .map_err(|e| RpcError::server(format!("cannot encode the result: {e}")))
 }
 
 /// Declares one method of a namespace: `method!("personal_sign", [p(..), ..], "summary",

@@ -10,6 +10,7 @@ pub mod chain;
 pub mod consensus;
 pub mod contract;
 pub mod debug;
+mod dump;
 pub mod error;
 pub mod eth;
 mod ethargs;

@@ -61,7 +61,7 @@ pub mod validate;
 
 pub use admission::{QueueExpiry, SubmitError};
 pub use nodecache::{CacheSaver, CacheStatus, SaveOutcome};
-pub use read::{BlockRecord, TxRecord, BAD_BLOCKS};
+pub use read::{BlockRecord, DumpEntry, TxRecord, BAD_BLOCKS};
 pub use seal::{seal_header, Sealer};
 
 use std::path::Path;

@@ -183,6 +183,15 @@ pub(crate) fn sender_of(tx: &Transaction) -> Result<Address, String> {
     }
 }
 
+/// An account of a state as a dump shows it.
+pub struct DumpEntry {
+    /// Its address, when the chain knows it (the preimage of its trie key).
+    pub address: Option<Address>,
+    /// Its key in the state trie: the Keccak-256 of its address.
+    pub key: Hash,
+    pub account: Account,
+}
+
 /// What a dump shows of a contract: its code and its storage (slot hash, value).
 pub type ContractDump = (Vec<u8>, Vec<(Hash, [u8; 32])>);
 
@@ -352,47 +361,72 @@ impl Chain {
         bad.push_back((block, why));
     }
 
-    /// Every account of the state of block `number` (the head when `None`): its address
-    /// when known, the trie key, the account. `None` when the chain lacks the block.
-    #[allow(clippy::type_complexity)]
-    pub fn dump(
-        &self,
-        number: Option<u64>,
-    ) -> Result<Option<(Hash, Vec<(Option<Address>, Hash, Account)>)>, ChainError> {
-        let number = number.unwrap_or_else(|| self.head_number());
-        let Some((_, header)) = self.header_at(number)? else {
-            return Ok(None);
-        };
-        self.check_state_kept(number)?;
-        let nodes = self.db_nodes();
-        let entries = State::at(&nodes, header.state_root).entries()?;
-        let mut out = Vec::with_capacity(entries.len());
-        for (key, acct) in entries {
-            let address = self
-                .db
-                .trie_node(&key)?
-                .filter(|b| b.len() == 20)
-                .map(|b| Address(b.try_into().expect("20 bytes")));
-            out.push((address, key, acct));
-        }
-        Ok(Some((header.state_root, out)))
+    /// Every account of the state of block `number` (the head when `None`), collected (a
+    /// state's size in memory: [`Chain::visit_dump`] is the walk without it). `None` when
+    /// the chain lacks the block.
+    pub fn dump(&self, number: Option<u64>) -> Result<Option<(Hash, Vec<DumpEntry>)>, ChainError> {
+        let mut out = Vec::new();
+        let root = self.visit_dump(number, &[0; 32], &mut |e| {
+            out.push(e);
+            true
+        })?;
+        Ok(root.map(|r| (r, out)))
     }
 
-    /// The hash of every trie node of the state of block `number` (the account trie's, then
-    /// each contract's storage trie's and code's). `None` when the chain lacks the block.
-    pub fn state_nodes(
+    /// Calls `visit` with the accounts of the state of block `number` (the head when
+    /// `None`) from trie key `start` on, in trie-key order, until it returns false; one
+    /// account in memory at a time. The state root; `None` when the chain lacks the block.
+    /// Fails when the state was removed by a migration or a node is missing.
+    pub fn visit_dump(
         &self,
         number: Option<u64>,
-    ) -> Result<Option<(Hash, Vec<Hash>)>, ChainError> {
+        start: &Hash,
+        visit: &mut dyn FnMut(DumpEntry) -> bool,
+    ) -> Result<Option<Hash>, ChainError> {
         let number = number.unwrap_or_else(|| self.head_number());
         let Some((_, header)) = self.header_at(number)? else {
             return Ok(None);
         };
         self.check_state_kept(number)?;
         let nodes = self.db_nodes();
-        let mut out = Vec::new();
-        crate::state::reachable(&nodes, header.state_root, &mut |h, _| out.push(*h))?;
-        Ok(Some((header.state_root, out)))
+        let mut failed = None;
+        State::at(&nodes, header.state_root).visit_accounts_from(start, &mut |key, account| {
+            match self.db.trie_node(key) {
+                Ok(preimage) => visit(DumpEntry {
+                    address: preimage
+                        .filter(|b| b.len() == 20)
+                        .map(|b| Address(b.try_into().expect("20 bytes"))),
+                    key: *key,
+                    account,
+                }),
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        })?;
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(Some(header.state_root)),
+        }
+    }
+
+    /// Calls `visit` with the hash of every trie node of the state of block `number` (the
+    /// account trie's, then each contract's storage trie's and code's), none collected.
+    /// The state root; `None` when the chain lacks the block.
+    pub fn visit_state_nodes(
+        &self,
+        number: Option<u64>,
+        visit: &mut dyn FnMut(&Hash),
+    ) -> Result<Option<Hash>, ChainError> {
+        let number = number.unwrap_or_else(|| self.head_number());
+        let Some((_, header)) = self.header_at(number)? else {
+            return Ok(None);
+        };
+        self.check_state_kept(number)?;
+        let nodes = self.db_nodes();
+        crate::state::reachable(&nodes, header.state_root, &mut |h, _| visit(h))?;
+        Ok(Some(header.state_root))
     }
 
     /// The accounts whose state differs between block `start` and block `end` (balances,

@@ -522,11 +522,28 @@ impl serde::Serialize for RawJson {
     }
 }
 
-/// The text of a [`RawJson`] result carried in `v`.
-fn raw_json(v: &Value) -> Option<&str> {
+impl RawJson {
+    /// The value that carries this text to [`response`], which writes it out as it is (the
+    /// text is moved, not copied).
+    pub fn into_value(self) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert(RAW_JSON_KEY.to_string(), Value::String(self.0));
+        Value::Object(m)
+    }
+}
+
+/// The text of a [`RawJson`] result carried in `v`, taken out; else `v` as it was.
+fn take_raw_json(v: Value) -> Result<String, Value> {
     match v {
-        Value::Object(m) if m.len() == 1 => m.get(RAW_JSON_KEY)?.as_str(),
-        _ => None,
+        Value::Object(mut m)
+            if m.len() == 1 && m.get(RAW_JSON_KEY).is_some_and(Value::is_string) =>
+        {
+            match m.remove(RAW_JSON_KEY) {
+                Some(Value::String(s)) => Ok(s),
+                _ => unreachable!("checked to be a string"),
+            }
+        }
+        v => Err(v),
     }
 }
 
@@ -547,16 +564,22 @@ fn response(id: &str, body: Result<Value, RpcError>) -> String {
             out.push(b'"');
             Ok(())
         }
-        Ok(v) => {
-            out.extend_from_slice(br#","result":"#);
-            match raw_json(&v) {
-                Some(text) => {
-                    out.extend_from_slice(text.as_bytes());
-                    Ok(())
-                }
-                None => serde_json::to_writer(&mut out, &v),
+        Ok(v) => match take_raw_json(v) {
+            // Written around the text, in its own buffer: a large one is never copied.
+            Ok(mut text) => {
+                out.extend_from_slice(br#","result":"#);
+                let head = String::from_utf8(out).expect("ASCII so far");
+                // One byte more for the newline a transport puts after it.
+                text.reserve_exact(head.len() + 2);
+                text.insert_str(0, &head);
+                text.push('}');
+                return text;
             }
-        }
+            Err(v) => {
+                out.extend_from_slice(br#","result":"#);
+                serde_json::to_writer(&mut out, &v)
+            }
+        },
         Err(e) => {
             out.extend_from_slice(br#","error":"#);
             serde_json::to_writer(&mut out, &e)

@@ -358,20 +358,31 @@ impl<'s> State<'s> {
         Ok(nodes)
     }
 
-    /// Every account, by the Keccak-256 of its address (the trie's key), in key order.
-    pub fn entries(&self) -> Result<Vec<(Hash, Account)>, StateError> {
-        self.trie
-            .0
-            .entries()?
-            .into_iter()
-            .map(|(k, v)| {
-                let key: Hash = k
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| StateError::Record(format!("a key of {} bytes", k.len())))?;
-                Ok((key, Account::decode(&v)?))
-            })
-            .collect()
+    /// Calls `visit(key, account)` for every account whose key (the Keccak-256 of its
+    /// address) is at least `start`, in key order, until it returns false. Returns false
+    /// when the visitor stopped the walk. Fails on a missing or corrupt node or record.
+    pub fn visit_accounts_from(
+        &self,
+        start: &Hash,
+        visit: &mut dyn FnMut(&Hash, Account) -> bool,
+    ) -> Result<bool, StateError> {
+        let mut bad = None;
+        let all = self.trie.0.visit_from(start, &mut |k, v| {
+            let record = <[u8; 32]>::try_from(k)
+                .map_err(|_| StateError::Record(format!("a key of {} bytes", k.len())))
+                .and_then(|key| Ok((key, Account::decode(v)?)));
+            match record {
+                Ok((key, account)) => visit(&key, account),
+                Err(e) => {
+                    bad = Some(e);
+                    false
+                }
+            }
+        })?;
+        match bad {
+            Some(e) => Err(e),
+            None => Ok(all),
+        }
     }
 
     /// The root of the state as it is now.

@@ -12,6 +12,7 @@ pub mod node;
 pub mod cache;
 pub mod diff;
 mod proof;
+mod range;
 
 use std::collections::HashMap;
 
@@ -465,47 +466,11 @@ impl<'s> Trie<'s> {
     /// Every (key, value) pair, in key order. Fails when a node is missing or corrupt.
     pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let mut out = Vec::new();
-        let mut prefix = Vec::new();
-        self.collect(&self.root, &mut prefix, &mut out)?;
+        self.visit_from(&[], &mut |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
         Ok(out)
-    }
-
-    fn collect(
-        &self,
-        child: &Child,
-        prefix: &mut Vec<u8>,
-        out: &mut Vec<(Vec<u8>, Vec<u8>)>,
-    ) -> Result<()> {
-        let Some(node) = self.resolve(child)? else {
-            return Ok(());
-        };
-        let to_key = |path: &[u8]| -> Vec<u8> {
-            path.chunks(2)
-                .map(|c| (c[0] << 4) | c.get(1).copied().unwrap_or(0))
-                .collect()
-        };
-        match node.as_ref() {
-            Node::Leaf { path, value } => {
-                out.push((to_key(&concat(prefix, path)), value.clone()));
-            }
-            Node::Extension { path, child } => {
-                let n = prefix.len();
-                prefix.extend_from_slice(path);
-                self.collect(child, prefix, out)?;
-                prefix.truncate(n);
-            }
-            Node::Branch { children, value } => {
-                if let Some(v) = value {
-                    out.push((to_key(prefix), v.clone()));
-                }
-                for (i, c) in children.iter().enumerate() {
-                    prefix.push(i as u8);
-                    self.collect(c, prefix, out)?;
-                    prefix.pop();
-                }
-            }
-        }
-        Ok(())
     }
 }
 

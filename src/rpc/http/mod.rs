@@ -331,9 +331,8 @@ fn serve_requests(mut input: Input, shared: &Shared, flight: &Flight) -> Option<
         };
         // `None`: the watchdog answered this request already.
         if let Some(response) = response {
-            if input
-                .stream()
-                .write_all(&response.render(head_only, keep))
+            if response
+                .write_to(&mut input.stream(), head_only, keep)
                 .is_err()
             {
                 return None;

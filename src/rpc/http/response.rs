@@ -87,13 +87,36 @@ impl Response {
     /// The bytes on the wire; `head_only` leaves the body out (HEAD). Written piece by piece
     /// into one buffer (no formatting machinery: this runs for every request).
     pub fn render(&self, head_only: bool, keep: Keep) -> Vec<u8> {
+        let body = if head_only { &[][..] } else { &self.body[..] };
+        let mut out = self.render_head(body.len(), keep);
+        out.extend_from_slice(body);
+        out
+    }
+
+    /// Writes the response to `w`: in one piece when small (one segment on the wire), else
+    /// the head and then the body as it is, so that a large body (a state dump) is never
+    /// copied.
+    pub fn write_to(
+        &self,
+        w: &mut impl std::io::Write,
+        head_only: bool,
+        keep: Keep,
+    ) -> std::io::Result<()> {
+        if head_only || self.body.len() <= ONE_PIECE {
+            return w.write_all(&self.render(head_only, keep));
+        }
+        w.write_all(&self.render_head(0, keep))?;
+        w.write_all(&self.body)
+    }
+
+    /// The status line and headers, with room for `room` more bytes.
+    fn render_head(&self, room: usize, keep: Keep) -> Vec<u8> {
         let headers: usize = self
             .headers
             .iter()
             .map(|(k, v)| k.len() + v.len() + 4)
             .sum();
-        let body = if head_only { &[][..] } else { &self.body[..] };
-        let mut out = Vec::with_capacity(96 + headers + body.len());
+        let mut out = Vec::with_capacity(96 + headers + room);
         out.extend_from_slice(b"HTTP/1.1 ");
         push_decimal(&mut out, self.status.into());
         out.push(b' ');
@@ -114,10 +137,12 @@ impl Response {
             Keep::Alive11 => {}
         }
         out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(body);
         out
     }
 }
+
+/// The largest body written together with its head.
+const ONE_PIECE: usize = 64 << 10;
 
 /// Appends the decimal digits of `n`.
 fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
