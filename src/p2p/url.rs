@@ -193,6 +193,12 @@ pub enum KniError {
 /// A host that is not an IP literal is resolved with the system resolver and its first address
 /// used. Fails with a [`KniError`] whose text is the reference's.
 pub fn parse_kni(s: &str) -> Result<NodeUrl, KniError> {
+    parse_kni_with(s, system_lookup)
+}
+
+/// [`parse_kni`] with `lookup` in place of the system resolver, for a host name that is not
+/// an IP literal but could be a DNS name (the fuzz targets resolve without the network).
+pub fn parse_kni_with(s: &str, lookup: fn(&str) -> Option<IpAddr>) -> Result<NodeUrl, KniError> {
     if let Some(hex) = id_only(s) {
         let id = NodeId::parse_hex(hex).map_err(KniError::NodeId)?;
         return Ok(NodeUrl {
@@ -237,7 +243,7 @@ pub fn parse_kni(s: &str) -> Result<NodeUrl, KniError> {
     let id = NodeId::parse_hex(user).map_err(KniError::NodeId)?;
     let (host, port) = split_host_port(hostport).map_err(syntax)?;
 
-    let ip = resolve(host)?;
+    let ip = resolve(host, lookup)?;
     // Digits only: Rust's parser would also take a leading `+`, which Go's does not.
     let port = parse_port(port).ok_or(KniError::Port)?;
     let addr = SocketAddr::new(ip, port);
@@ -348,13 +354,18 @@ fn parse_port(s: &str) -> Option<u16> {
     s.parse().ok()
 }
 
+/// The first address the system resolver gives for `host`.
+fn system_lookup(host: &str) -> Option<IpAddr> {
+    (host, 0).to_socket_addrs().ok()?.next().map(|a| a.ip())
+}
+
 /// The IP of `host`: an IP literal as is (IPv4-mapped IPv6 made IPv4), else the first address
-/// the system resolver gives.
-fn resolve(host: &str) -> Result<IpAddr, KniError> {
+/// `lookup` gives for a name that could be a DNS name.
+fn resolve(host: &str, lookup: fn(&str) -> Option<IpAddr>) -> Result<IpAddr, KniError> {
     let ip = match host.parse::<IpAddr>() {
         Ok(ip) => ip,
         Err(_) => {
-            let lookup = || KniError::Lookup(host.to_string());
+            let not_found = || KniError::Lookup(host.to_string());
             // A name that cannot be a DNS name is refused without asking the resolver.
             let plausible = !host.is_empty()
                 && host.len() <= 253
@@ -362,14 +373,9 @@ fn resolve(host: &str) -> Result<IpAddr, KniError> {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
             if !plausible {
-                return Err(lookup());
+                return Err(not_found());
             }
-            (host, 0)
-                .to_socket_addrs()
-                .map_err(|_| lookup())?
-                .next()
-                .ok_or_else(lookup)?
-                .ip()
+            lookup(host).ok_or_else(not_found)?
         }
     };
     Ok(match ip {
