@@ -10,7 +10,9 @@ use std::path::Path;
 
 #[test]
 fn every_corpus_input_runs_cleanly() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("corpus");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz")
+        .join("corpus");
     for (name, target) in targets::TARGETS {
         let dir = root.join(name);
         let mut inputs: Vec<_> = std::fs::read_dir(&dir)

@@ -14,7 +14,9 @@ use chain_node::types::receipt::{Log, Receipt};
 use chain_node::types::rlp::list;
 
 fn put(target: &str, data: &[u8]) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(target);
     std::fs::create_dir_all(&dir).unwrap();
     let name = hex(&chain_node::crypto::keccak256(data)[..20]);
     std::fs::write(dir.join(name), data).unwrap();
@@ -92,7 +94,10 @@ fn main() {
         Message::Disconnect {
             reason: "too many peers".into(),
         },
-        Message::GetBlocks { from: 1, count: 2048 },
+        Message::GetBlocks {
+            from: 1,
+            count: 2048,
+        },
         Message::Blocks {
             blocks: blocks.clone(),
         },
@@ -114,7 +119,8 @@ fn main() {
     let addr = l.local_addr().unwrap();
     let reader = std::thread::spawn(move || {
         let (mut s, _) = l.accept().unwrap();
-        s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
         let mut got = vec![0u8; 4096];
         let n = s.read(&mut got).unwrap_or(0);
         got.truncate(n);

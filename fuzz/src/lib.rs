@@ -16,8 +16,11 @@ use chain_node::rpc::params::Params;
 use chain_node::rpc::server::{Call, Dispatcher, Registry, Transport, DEFAULT_LIMITS};
 use serde_json::{json, Value};
 
+/// A target's body.
+pub type Target = fn(&[u8]);
+
 /// Every target, by name (the corpus directories).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("rpc_envelope", rpc_envelope),
     ("keydata", keydata),
     ("key_file", key_file),
@@ -116,12 +119,16 @@ pub fn key_file(data: &[u8]) {
 /// bytes that decode to the same transaction.
 pub fn transaction(data: &[u8]) {
     use chain_node::types::transaction::Transaction;
-    for decoded in [Transaction::decode(data), Transaction::decode_ethereum(data)] {
-        if let Ok(tx) = decoded {
-            let again = Transaction::decode(&tx.encode()).expect("its own encoding decodes");
-            assert_eq!(again, tx);
-            let _ = (tx.hash(), tx.recovered(), tx.recovered_fee_payer());
-        }
+    for tx in [
+        Transaction::decode(data),
+        Transaction::decode_ethereum(data),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let again = Transaction::decode(&tx.encode()).expect("its own encoding decodes");
+        assert_eq!(again, tx);
+        let _ = (tx.hash(), tx.recovered(), tx.recovered_fee_payer());
     }
 }
 
