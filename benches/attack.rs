@@ -33,8 +33,9 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::raise_fd_limit;
 use common::{Ipc, Node};
-use slow::{raise_fd_limit, rss_mb, threads};
+use slow::{rss_mb, threads};
 
 const MODULES: &str = r#"{"jsonrpc":"2.0","id":1,"method":"rpc_modules","params":[]}"#;
 

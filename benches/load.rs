@@ -185,7 +185,7 @@ fn client(
 }
 
 fn main() {
-    slow::raise_fd_limit();
+    common::raise_fd_limit();
     let secs: u64 = common::env_or("LOAD_SECS", 60);
     let mut args = vec!["--dev", "--port", "0"];
     args.extend(common::http_args("chain,personal"));

@@ -13,21 +13,6 @@ use std::time::{Duration, Instant};
 use common::{chaind_bin, err, http_call, ok, write_file, Ipc, Node};
 use serde_json::{json, Value};
 
-/// Lets this process hold as many descriptors as it may (the attack tests open thousands).
-fn raise_fd_limit() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid, initialised struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
-            lim.rlim_cur = lim.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
-    }
-}
-
 fn random_hex(bytes: usize) -> String {
     let mut b = vec![0u8; bytes];
     std::fs::File::open("/dev/urandom")
@@ -308,7 +293,7 @@ fn subscriptions_are_freed_on_unsubscribe_and_disconnect() {
 /// (HTTP) or drop the upgrade (WebSocket).
 #[test]
 fn slow_clients_do_not_stop_http_or_websocket() {
-    raise_fd_limit();
+    common::raise_fd_limit();
     let n = Node::start(&[
         "--dev",
         "--rpc",

@@ -730,6 +730,22 @@ pub fn wait_until(what: &str, n: &Node, mut f: impl FnMut() -> bool) {
     }
 }
 
+/// Lets this process hold as many descriptors as it may (the attack tests and benches open
+/// thousands of sockets).
+pub fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid, initialised struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
 pub mod caver;
 pub mod contracts;
 pub mod ethtools;
