@@ -118,6 +118,16 @@ impl Chain {
                 .unwrap_or_else(|p| p.into_inner())
                 .push(recent);
         }
+        // A failed write puts the block's transactions back (below): their fee payers are
+        // recovered before the pool's lock is taken, as a submission's are.
+        let fee_payers: Vec<_> = match &written {
+            Ok(_) => Vec::new(),
+            Err(_) => run
+                .included
+                .iter()
+                .map(|p| p.tx.recovered_fee_payer())
+                .collect(),
+        };
         let mut adm = self.admission();
         adm.in_flight.clear();
         adm.sealing.clear();
@@ -129,12 +139,20 @@ impl Chain {
                 // the accounts the block would have left), all checked again against the
                 // head's accounts, which the view goes back to. Without this, a failed write
                 // lost them, and every later transaction of their senders with them.
-                // Under one hold of the lock, so that no sender's nonce is read half-way.
-                // (Announced once already: not published again.)
-                let later = adm.pool.take();
-                for p in run.included.into_iter().chain(later) {
-                    let fee_payer_signers = p.tx.recovered_fee_payer();
-                    let _ = self.admit(&mut adm, p.tx, Ok(p.signers), fee_payer_signers);
+                // Under one hold of the lock, so that no sender's nonce is read half-way; only
+                // the few that arrived during the write are recovered under it. (Announced once
+                // already: not published again.)
+                let later: Vec<_> = adm
+                    .pool
+                    .take()
+                    .into_iter()
+                    .map(|p| {
+                        let fee_payer = p.tx.recovered_fee_payer();
+                        (p, fee_payer)
+                    })
+                    .collect();
+                for (p, fee_payer) in run.included.into_iter().zip(fee_payers).chain(later) {
+                    let _ = self.admit(&mut adm, p.tx, Ok(p.signers), fee_payer);
                 }
                 return Err(e);
             }
